@@ -1,0 +1,39 @@
+"""`python -m generator VERB`: parse the command line and hand it to one module under commands/."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import UserError
+
+VERBS = {
+    "validate": "check a profiles file and report the first problem in it",
+    "numbers": "print each draft profile's exact acceptance rates, round lengths and speedup",
+    "build": "build the site into build/",
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m generator", description="Build the speculative decoding explainer.")
+    sub = top.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for verb, help_text in VERBS.items():
+        module = importlib.import_module(f".commands.{verb}", __package__)
+        module.add_arguments(sub.add_parser(verb, help=help_text, description=help_text))
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    module = importlib.import_module(f".commands.{args.verb}", __package__)
+    try:
+        return module.run(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""`numbers [--data FILE] [--json]`: every exact figure the explainer prints, per draft profile."""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+
+from .. import analysis
+from ..config import Seeds
+from ..engine import run_round
+from ..paths import DEFAULT_PROFILES
+from ..profiles import load_profiles
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--data", default=str(DEFAULT_PROFILES), help="profiles file (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object with exact fraction strings")
+    p.add_argument("--seed", type=int, default=Seeds().authored_round, help="seed of the authored round's draws")
+
+
+def profile_numbers(profiles, seed: int) -> list[dict]:
+    """The JSON shape of `numbers --json`, shared with build/numbers.json."""
+    out = []
+    for draft in profiles.drafts:
+        n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
+        authored = run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
+        out.append({
+            "id": draft.id,
+            "accept_rates": [str(a) for a in n.accept_rates],
+            "round_length_distribution": [str(p) for p in n.round_length_distribution],
+            "expected_tokens": str(n.expected_tokens),
+            "speedup": str(n.speedup),
+            "frame_count": len(authored.frames),
+        })
+    return out
+
+
+def run(args) -> int:
+    profiles = load_profiles(args.data)
+    rows = profile_numbers(profiles, args.seed)
+    if args.json:
+        print(json.dumps({"profiles": rows}, indent=2))
+        return 0
+    cost = profiles.cost_model
+    print(f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, verifying a round costs {cost.verify_step}")
+    for row in rows:
+        n = len(row["round_length_distribution"])
+        print(f"\n{row['id']}")
+        print("  acceptance rate per position: " + ", ".join(row["accept_rates"]))
+        print("  P(N = n), n = 1.." + str(n) + ": " + ", ".join(row["round_length_distribution"]))
+        e, s = Fraction(row["expected_tokens"]), Fraction(row["speedup"])
+        print(f"  expected tokens per round: {e} = {float(e):.4f}")
+        print(f"  speedup: {s} = {float(s):.4f}x")
+        print(f"  frames in the authored round: {row['frame_count']}")
+    return 0

@@ -1,0 +1,223 @@
+"""Load the authored profiles file and refuse anything the engine could not trust.
+
+Every probability becomes a Fraction here, once, so that nothing downstream ever sees a float
+or a string. Every problem is reported as one DataError line that names the file, where in it
+the problem sits (draft id, position, field) and what is wrong, because the person reading it
+is editing that file by hand.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import yaml
+
+from .errors import UserError
+
+Row = tuple[Fraction, ...]
+
+_FRACTION = re.compile(r"^\s*(-?\d+)\s*(?:/\s*(\d+)\s*)?$")
+_TOP_KEYS = {"version", "tokens", "cost_model", "target", "drafts"}
+_OPTIONAL_TOP_KEYS = {"$comment", "notes"}
+_DRAFT_KEYS = {"id", "name", "description", "distributions", "proposals"}
+_COST_KEYS = {"draft_step", "verify_step"}
+
+
+class DataError(UserError):
+    """A problem in an authored data file, already phrased as the one line a person should read."""
+
+
+@dataclass(frozen=True)
+class CostModel:
+    draft_step: Fraction
+    verify_step: Fraction
+
+
+@dataclass(frozen=True)
+class Draft:
+    id: str
+    name: str
+    description: str
+    distributions: tuple[Row, ...]
+    proposals: tuple[int, ...]  # token indices, one per position
+
+
+@dataclass(frozen=True)
+class Profiles:
+    source: str
+    tokens: tuple[str, ...]
+    cost_model: CostModel
+    target: tuple[Row, ...]  # k position rows, then the bonus row
+    drafts: tuple[Draft, ...]
+
+    @property
+    def k(self) -> int:
+        return len(self.target) - 1
+
+    def draft(self, draft_id: str) -> Draft:
+        for d in self.drafts:
+            if d.id == draft_id:
+                return d
+        raise KeyError(draft_id)
+
+
+def parse_fraction(value: object) -> Fraction:
+    """Accept "3/8", "0", "1" (and plain integers); reject floats, which are not exact."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not an exact fraction")
+    if isinstance(value, int):
+        return Fraction(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not an exact fraction; write it as a string such as \"3/8\"")
+    m = _FRACTION.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not an exact fraction such as \"3/8\"")
+    num, den = int(m.group(1)), int(m.group(2) or 1)
+    if den == 0:
+        raise ValueError(f"{value!r} divides by zero")
+    return Fraction(num, den)
+
+
+def load_profiles(path: str | Path) -> Profiles:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if path.suffix in {".yaml", ".yml"}:
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            raise DataError(f"{path}: {where}invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    else:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+    return parse_profiles(raw, str(path))
+
+
+def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
+    """Validate an already-decoded document; pure, so tests can feed it dicts directly."""
+
+    def fail(where: str, problem: str) -> DataError:
+        return DataError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
+
+    if not isinstance(raw, dict):
+        raise fail("", "the top level must be an object with keys " + ", ".join(sorted(_TOP_KEYS)))
+    _check_keys(raw, _TOP_KEYS, _OPTIONAL_TOP_KEYS, "top level", fail)
+    if raw["version"] != 1:
+        raise fail("version", f"unsupported version {raw['version']!r}; this generator reads version 1")
+
+    tokens = raw["tokens"]
+    if not isinstance(tokens, list) or len(tokens) < 2 or not all(isinstance(t, str) and t for t in tokens):
+        raise fail("tokens", "must be a list of at least two non-empty strings")
+    seen: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t in seen:
+            raise fail(f"tokens[{i}]", f"duplicate token label {t!r}")
+        seen.add(t)
+    index = {t: i for i, t in enumerate(tokens)}
+
+    cost = raw["cost_model"]
+    if not isinstance(cost, dict):
+        raise fail("cost_model", "must be an object with draft_step and verify_step")
+    _check_keys(cost, _COST_KEYS, set(), "cost_model", fail)
+    steps = {}
+    for key in sorted(_COST_KEYS):
+        try:
+            steps[key] = parse_fraction(cost[key])
+        except ValueError as exc:
+            raise fail(f"cost_model.{key}", str(exc)) from None
+    if steps["draft_step"] < 0:
+        raise fail("cost_model.draft_step", "must not be negative")
+    if steps["verify_step"] <= 0:
+        raise fail("cost_model.verify_step", "must be greater than 0")
+
+    def row(value: object, where: str) -> Row:
+        if not isinstance(value, list):
+            raise fail(where, f"must be a list of {len(tokens)} probabilities")
+        if len(value) != len(tokens):
+            raise fail(where, f"has {len(value)} probabilities, expected {len(tokens)} (one per token)")
+        out = []
+        for j, cell in enumerate(value):
+            try:
+                p = parse_fraction(cell)
+            except ValueError as exc:
+                raise fail(f"{where}, token {tokens[j]!r}", str(exc)) from None
+            if p < 0:
+                raise fail(f"{where}, token {tokens[j]!r}", f"probability {cell} is negative")
+            if p > 1:
+                raise fail(f"{where}, token {tokens[j]!r}", f"probability {cell} is above 1")
+            out.append(p)
+        total = sum(out, Fraction(0))
+        if total != 1:
+            raise fail(where, f"probabilities sum to {total}, not 1")
+        return tuple(out)
+
+    target_raw = raw["target"]
+    if not isinstance(target_raw, list) or len(target_raw) < 2:
+        raise fail("target", "must list at least two rows: one per position, then the bonus position")
+    k = len(target_raw) - 1
+    target = tuple(
+        row(r, f"target, {'bonus position' if i == k else f'position {i + 1}'}") for i, r in enumerate(target_raw)
+    )
+
+    drafts_raw = raw["drafts"]
+    if not isinstance(drafts_raw, list) or not drafts_raw:
+        raise fail("drafts", "must be a non-empty list of draft profiles")
+    drafts = []
+    ids: set[str] = set()
+    for n, d in enumerate(drafts_raw):
+        label = f"drafts[{n}]"
+        if not isinstance(d, dict):
+            raise fail(label, "must be an object")
+        if isinstance(d.get("id"), str) and d["id"]:
+            label = f"draft {d['id']!r}"
+        _check_keys(d, _DRAFT_KEYS, set(), label, fail)
+        for key in ("id", "name", "description"):
+            if not isinstance(d[key], str) or not d[key].strip():
+                raise fail(f"{label}, field {key}", "must be a non-empty string")
+        if d["id"] in ids:
+            raise fail(f"{label}, field id", "duplicate draft id")
+        ids.add(d["id"])
+        dists, props = d["distributions"], d["proposals"]
+        if not isinstance(dists, list):
+            raise fail(f"{label}, field distributions", "must be a list of rows")
+        if not isinstance(props, list):
+            raise fail(f"{label}, field proposals", "must be a list of token labels")
+        if len(dists) != len(props):
+            raise fail(
+                label, f"{len(dists)} distributions but {len(props)} proposals; there must be one of each per position"
+            )
+        if len(dists) != k:
+            raise fail(
+                f"{label}, field distributions",
+                f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)",
+            )
+        rows = tuple(row(r, f"{label}, position {i + 1}, field distributions") for i, r in enumerate(dists))
+        proposals = []
+        for i, tok in enumerate(props):
+            where = f"{label}, position {i + 1}, field proposals"
+            if tok not in index:
+                raise fail(where, f"{tok!r} is not one of the tokens {', '.join(tokens)}")
+            if rows[i][index[tok]] == 0:
+                raise fail(where, f"the draft gives its own proposal {tok!r} probability 0, so it could never propose it")
+            proposals.append(index[tok])
+        drafts.append(Draft(d["id"], d["name"], d["description"], rows, tuple(proposals)))
+
+    return Profiles(source, tuple(tokens), CostModel(steps["draft_step"], steps["verify_step"]), target, tuple(drafts))
+
+
+def _check_keys(obj: dict, required: set, optional: set, where: str, fail) -> None:
+    for key in sorted(required - obj.keys()):
+        raise fail(where, f"missing key {key!r}")
+    for key in sorted(obj.keys() - required - optional):
+        raise fail(where, f"unknown key {key!r}")

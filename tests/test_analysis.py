@@ -1,0 +1,149 @@
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from generator import analysis as A
+from generator.config import MonteCarlo, Seeds
+from generator.engine import run_round
+from generator.profiles import load_profiles
+from conftest import PROFILES
+
+P = load_profiles(PROFILES)
+
+# 14 cases x 6 positions = 84 chi-square tests. Bonferroni at a family-wise 0.001 gives a per-test
+# threshold of about 1.2e-5: a correct sampler trips it once in a thousand seeds, while the wrong
+# sampler below is off by a total variation of 0.02 to 0.2, which 100,000 rounds see at p < 1e-30.
+FAMILY_ALPHA = 0.001
+
+
+def numbers(draft_id):
+    d = P.draft(draft_id)
+    return A.summarize(d.id, P.target, d.distributions, P.cost_model)
+
+
+def test_the_shipped_profiles_give_the_seed_figures():
+    aligned, divergent = numbers("aligned"), numbers("divergent")
+    assert f"{float(aligned.expected_tokens):.2f}" == "3.92"
+    assert f"{float(divergent.expected_tokens):.2f}" == "2.62"
+    assert f"{float(aligned.speedup):.2f}" == "2.62"
+    assert f"{float(divergent.speedup):.2f}" == "1.75"
+
+
+def test_the_acceptance_rate_is_the_overlap_not_a_statistic_of_the_authored_run():
+    assert numbers("aligned").accept_rates == (F(3, 4), F(7, 8), F(1), F(3, 4), F(3, 4))
+    assert numbers("divergent").accept_rates == (F(3, 4), F(1, 2), F(5, 8), F(3, 4), F(1, 2))
+
+
+def test_a_round_costs_k_draft_steps_plus_one_verification():
+    assert numbers("aligned").round_cost == F(5, 10) + 1
+
+
+def test_the_round_length_distribution_sums_to_one_and_includes_the_bonus():
+    for draft_id in ("aligned", "divergent"):
+        dist = numbers(draft_id).round_length_distribution
+        assert len(dist) == P.k + 1 and sum(dist) == 1
+
+
+def test_accepted_drafts_are_one_fewer_than_tokens_per_round():
+    n = numbers("aligned")
+    assert n.expected_accepted_drafts == n.expected_tokens - 1
+
+
+alphas = st.lists(st.fractions(0, 1, max_denominator=50), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(alphas)
+def test_both_derivations_of_the_expected_tokens_agree_exactly(a):
+    dist = A.round_length_distribution(a)
+    assert sum(dist) == 1
+    assert A.expected_tokens_from_distribution(dist) == A.expected_tokens_from_partial_products(a)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fractions(0, 1, max_denominator=40), st.integers(1, 12), st.fractions(0, 2, max_denominator=20))
+def test_the_exact_engine_matches_leviathans_closed_form_when_every_alpha_is_equal(a, k, c):
+    expected = A.expected_tokens_from_partial_products([a] * k)
+    assert A.speedup(expected, k, c, F(1)) == A.leviathan_speedup(a, k, c)
+
+
+def test_the_best_draft_length_grows_with_the_acceptance_rate():
+    ks = [A.best_draft_length(F(a, 10), F(1, 10)) for a in (5, 7, 8, 9)]
+    assert ks == sorted(ks) and ks[0] < ks[-1]
+
+
+def test_the_identity_holds_exactly_over_the_shipped_profiles_and_five_thousand_random_pairs():
+    pairs = [(P.target[i], d.distributions[i]) for d in P.drafts for i in range(P.k)]
+    rng = np.random.default_rng(Seeds().identity_pairs)
+    for _ in range(MonteCarlo().identity_pairs):
+        size = int(rng.integers(2, 9))
+        den = int(rng.integers(1, 100))
+        pairs.append((A.random_rational_row(rng, size, den), A.random_rational_row(rng, size, int(rng.integers(1, 100)))))
+    checked, entries = A.identity_check(pairs)
+    assert checked == 10 + 5000 and entries > 5000
+
+
+def test_the_identity_check_rejects_a_residual_with_target_and_draft_swapped():
+    def swapped(target, draft):
+        return tuple(max(F(0), d - t) for t, d in zip(target, draft))
+
+    with pytest.raises(AssertionError):
+        A.identity_check([((F(1, 2), F(1, 2)), (F(1, 4), F(3, 4)))], swapped)
+
+
+def test_the_chi_square_tail_matches_known_values():
+    assert A.chi_square_p_value(3.841458820694124, 1) == pytest.approx(0.05, rel=1e-9)
+    assert A.chi_square_p_value(11.070497693516351, 5) == pytest.approx(0.05, rel=1e-9)
+    assert A.chi_square_p_value(0.5543, 5) == pytest.approx(0.99, rel=1e-3)
+
+
+def suite(rule=A.residual_rows):
+    cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts]
+    cases += A.random_cases(Seeds().random_profiles, 12, 6, 5)
+    return A.convergence_suite(cases, 100_000, Seeds().convergence, rule)
+
+
+def test_random_profiles_span_low_to_high_agreement():
+    cases = A.random_cases(Seeds().random_profiles, 12, 6, 5)
+    means = [float(sum(A.acceptance_rates(t, d))) / 5 for _, _, t, d in cases]
+    assert means[0] < 0.6 and means[-1] == 1
+
+
+def test_the_sampler_converges_to_the_target_at_every_position_of_every_profile():
+    results = suite()
+    threshold = FAMILY_ALPHA / sum(len(c.checks) for c in results)
+    assert len(results) >= 14
+    for case in results:
+        for check in case.checks:
+            assert check.p_value > threshold, (case.id, check.position, check.p_value)
+            assert check.samples > 1000
+
+
+def test_the_error_shrinks_as_samples_grow():
+    for case in suite()[:2]:
+        for check in case.checks:
+            first, last = check.error_curve[0], check.error_curve[-1]
+            assert last[0] > first[0] and last[1] < first[1]
+
+
+def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_the_same_check():
+    results = suite(A.target_rows_resampler)
+    threshold = FAMILY_ALPHA / sum(len(c.checks) for c in results)
+    failing = {case.id for case in results if case.worst_p_value < threshold}
+    assert {"aligned", "divergent"} <= failing
+    assert len(failing) >= 12
+
+
+def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths():
+    d = P.draft("divergent")
+    exact = [float(p) for p in A.round_length_distribution(numbers("divergent").accept_rates)]
+    tokens, reached = A.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1))
+    lengths = reached[:P.k].sum(axis=0) + reached[P.k]
+    vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
+    rng = np.random.default_rng(2)
+    loop = np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)],
+                       minlength=P.k + 2)[1:] / 4000
+    assert np.abs(vectorised - exact).sum() / 2 < 0.01
+    assert np.abs(loop - exact).sum() / 2 < 0.03
