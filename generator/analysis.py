@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .engine import Row, excess, overlap
+from .engine import Row, excess, overlap, run_round
 
 # --- exact -----------------------------------------------------------------------------------
 
@@ -384,3 +384,36 @@ def convergence_suite(
 
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         return tuple(pool.map(one, cases, children))
+
+
+def authored_frame_count(target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]) -> tuple[int, int]:
+    """(fewest, most) frames the authored round can have: propose, one verify per position tried, bonus, done.
+
+    Certain verdicts (a ratio of at least 1, or a target probability of 0) fix the count; the
+    first position whose verdict needs a draw opens a range from a rejection there to a full round.
+    """
+    k = len(proposals)
+    for i, x in enumerate(proposals):
+        t, q = target_rows[i][x], draft_rows[i][x]
+        if t == 0:
+            return (i + 3, i + 3)
+        if t < q:
+            return (i + 3, k + 3)
+    return (k + 3, k + 3)
+
+
+def numbers_table(profiles, seed: int) -> list[dict]:
+    """Per draft profile, the exact figures as fraction strings: the shape of `numbers --json` and numbers.json."""
+    out = []
+    for draft in profiles.drafts:
+        n = summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
+        authored = run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
+        out.append({
+            "id": draft.id,
+            "accept_rates": [str(a) for a in n.accept_rates],
+            "round_length_distribution": [str(p) for p in n.round_length_distribution],
+            "expected_tokens": str(n.expected_tokens),
+            "speedup": str(n.speedup),
+            "frame_count": len(authored.frames),
+        })
+    return out

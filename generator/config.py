@@ -20,7 +20,7 @@ class ConfigError(UserError):
 
 @dataclass(frozen=True)
 class Seeds:
-    authored_round: int = 2023
+    authored_round: int = 2020
     sampled_rounds: int = 7
     convergence: int = 20230217
     random_profiles: int = 1302
@@ -114,6 +114,11 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
             raise ConfigError(f"{source}: {place}: must be a whole number, not {value!r}")
         return value
     if name == "float":
+        if isinstance(value, str):  # PyYAML reads 7.0e9 (no sign in the exponent) as text
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{source}: {place}: must be a number, not {value!r}")
         return float(value)

@@ -1,13 +1,10 @@
-"""`build`: until the site pages exist, write the exact numbers to build/numbers.json."""
+"""`build [--out DIR]`: run the whole pipeline and swap the result into place."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..config import load_config
-from ..paths import BUILD, SITE_CONFIG
-from ..profiles import load_profiles
-from .numbers import profile_numbers
+from ..build import build
+from ..paths import BUILD
 
 
 def add_arguments(p) -> None:
@@ -15,11 +12,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    config = load_config(SITE_CONFIG)
-    profiles = load_profiles(config.profiles_path())
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {"profiles": profile_numbers(profiles, config.seeds.authored_round)}
-    (out / "numbers.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out / 'numbers.json'}")
+    report = build(Path.cwd(), Path(args.out))
+    print(f"built {args.out}: {report.summary()}")
     return 0

@@ -4,11 +4,8 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-import numpy as np
-
 from .. import analysis
 from ..config import Seeds
-from ..engine import run_round
 from ..paths import DEFAULT_PROFILES
 from ..profiles import load_profiles
 
@@ -19,26 +16,9 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=Seeds().authored_round, help="seed of the authored round's draws")
 
 
-def profile_numbers(profiles, seed: int) -> list[dict]:
-    """The JSON shape of `numbers --json`, shared with build/numbers.json."""
-    out = []
-    for draft in profiles.drafts:
-        n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-        authored = run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
-        out.append({
-            "id": draft.id,
-            "accept_rates": [str(a) for a in n.accept_rates],
-            "round_length_distribution": [str(p) for p in n.round_length_distribution],
-            "expected_tokens": str(n.expected_tokens),
-            "speedup": str(n.speedup),
-            "frame_count": len(authored.frames),
-        })
-    return out
-
-
 def run(args) -> int:
     profiles = load_profiles(args.data)
-    rows = profile_numbers(profiles, args.seed)
+    rows = analysis.numbers_table(profiles, args.seed)
     if args.json:
         print(json.dumps({"profiles": rows}, indent=2))
         return 0
