@@ -183,26 +183,32 @@ def environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
-def _error_line(exc: BaseException, name: str) -> int | None:
-    """The line in template `name` where a Jinja runtime error happened, read off the traceback."""
-    if getattr(exc, "lineno", None) and getattr(exc, "name", None) in (name, None):
-        return exc.lineno
-    tb, line = exc.__traceback__, None
+def _innermost_template(exc: BaseException) -> tuple[str, int] | None:
+    """(file, line) of the innermost template frame in a traceback that Jinja has rewritten to template lines."""
+    found = None
+    tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == name or tb.tb_frame.f_globals.get("__jinja_template__") is not None:
-            if tb.tb_frame.f_code.co_filename in (name, "<template>"):
-                line = tb.tb_lineno
+        name = tb.tb_frame.f_code.co_filename
+        if name == "<template>" or name.endswith((".html", ".md")):
+            found = (name, tb.tb_lineno)
         tb = tb.tb_next
-    return line
+    return found
 
 
-def template_error(exc: BaseException, where: str, first_line: int = 1) -> PageError:
-    lineno = getattr(exc, "lineno", None)
-    if lineno is None:
-        lineno = _error_line(exc, where)
-    place = f"line {lineno + first_line - 1}: " if lineno else ""
-    message = getattr(exc, "message", None) or str(exc)
-    return PageError(f"{where}: {place}{message}")
+def template_error(exc: BaseException, page: "Page | None" = None) -> PageError:
+    """One line naming the file and line a template or page failed at, whichever kind of error it was."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        name, line = exc.filename or exc.name or "<template>", exc.lineno
+    else:
+        name, line = _innermost_template(exc) or ("<template>", None)
+    if name == "<template>" and page is not None:
+        name, line = str(page.source), None if line is None else line + page.body_line - 1
+    place = f"line {line}: " if line else ""
+    if isinstance(exc, (jinja2.TemplateError, UserError)):
+        message = getattr(exc, "message", None) or str(exc)
+    else:
+        message = f"{type(exc).__name__}: {exc}"
+    return PageError(f"{name}: {place}{message}")
 
 
 class Widgets:
@@ -229,14 +235,8 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
     try:
         source = env.from_string(page.markdown)
         text = source.render(**variables, page=page, widget=widgets)
-    except PageError as exc:
-        raise PageError(f"{page.source}: {exc}") from None
-    except jinja2.TemplateError as exc:
-        raise template_error(exc, str(page.source), page.body_line) from None
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        line = _error_line(exc, "<template>")
-        place = f"line {line + page.body_line - 1}: " if line else ""
-        raise PageError(f"{page.source}: {place}{type(exc).__name__}: {exc}") from None
+    except (jinja2.TemplateError, UserError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise template_error(exc, page) from None
     body, page.headings = render_markdown(md, text)
     page.html = widgets.fill(body)
 
@@ -244,9 +244,8 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
 def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variables: dict) -> str:
     try:
         return env.get_template("page.html").render(**variables, page=page, pages=pages)
-    except jinja2.TemplateError as exc:
-        name = getattr(exc, "filename", None) or getattr(exc, "name", None) or "site_src/templates/page.html"
-        raise template_error(exc, name) from None
+    except (jinja2.TemplateError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise template_error(exc) from None
 
 
 def json_for_script(data: Any) -> Markup:
