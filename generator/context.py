@@ -6,6 +6,7 @@ projection of the same frames, so nothing a reader sees is derived twice.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -68,6 +69,20 @@ class RoundView:
     def frame_count(self) -> int:
         return len(self.frames)
 
+    @property
+    def positions_tried(self) -> int:
+        """How many proposals the target actually checked: one verify frame each."""
+        return sum(1 for f in self.frames if f.kind == "verify")
+
+    @property
+    def has_bonus(self) -> bool:
+        return self.bonus is not None
+
+    @property
+    def dropped_positions(self) -> tuple[int, ...]:
+        """Positions whose proposals were thrown away unchecked after the round's rejection."""
+        return tuple(c.position for c in self.frames[-1].chips if c.state == "dropped")
+
     def frame(self, kind: str, position: int | None = None) -> FrameView:
         for f in self.frames:
             if f.kind == kind and (position is None or f.position == position):
@@ -117,6 +132,12 @@ class ProfileView:
     def frame_count(self) -> int:
         return self.authored.frame_count
 
+    @property
+    def dropped_views(self) -> tuple[PositionView, ...]:
+        """The positions the authored round dropped unchecked, with what their own check would have said."""
+        dropped = set(self.authored.dropped_positions)
+        return tuple(v for v in self.positions if v.position in dropped)
+
 
 @dataclass(frozen=True)
 class SpeedupCurve:
@@ -142,6 +163,26 @@ class RooflineView:
     times_ms: tuple[float, ...]
     sources: tuple[Any, ...]
 
+    @property
+    def parameters_billions(self) -> float:
+        return self.parameters / 1e9
+
+    @property
+    def weight_gb(self) -> float:
+        return self.weight_bytes / 1e9
+
+    @property
+    def utilisation_one_position(self) -> float:
+        """The share of the pass's time the arithmetic units are busy when it scores a single position."""
+        return self.compute_ms_per_position / self.memory_ms
+
+    def time_ms(self, positions: int) -> float:
+        """The model's time for one pass that scores `positions` positions: the larger of memory and compute."""
+        return max(self.memory_ms, self.compute_ms_per_position * positions)
+
+    def compute_ms(self, positions: int) -> float:
+        return self.compute_ms_per_position * positions
+
 
 @dataclass
 class Context:
@@ -160,6 +201,69 @@ class Context:
     facts: dict
     figures: dict = field(default_factory=dict)  # name -> figures.Figure, filled by the build
     pages: list = field(default_factory=list)  # filled by the page stage
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def entry_denominator(self) -> int:
+        """The common denominator of every authored probability (8: every entry is a multiple of an eighth)."""
+        rows = [v.target for v in self.profiles[0].positions]
+        rows += [v.draft for p in self.profiles for v in p.positions if v.draft is not None]
+        return math.lcm(*(Fraction(x).denominator for row in rows for x in row))
+
+    @property
+    def frame_count_range(self) -> tuple[int, int]:
+        """Fewest and most frames any round can have: propose, verify, done; or every verify plus a bonus."""
+        return (3, self.k + 3)
+
+    @property
+    def best_case_tokens(self) -> int:
+        return self.k + 1
+
+    @property
+    def best_case_speedup(self) -> Fraction:
+        """Every proposal accepted: k + 1 tokens for one round's cost."""
+        return Fraction(self.k + 1) / self.round_cost
+
+    @property
+    def worst_case_speedup(self) -> Fraction:
+        """The first proposal rejected: one token for one round's cost."""
+        return Fraction(1) / self.round_cost
+
+    @property
+    def draft_cost_per_round(self) -> Fraction:
+        return self.k * self.draft_step
+
+    @property
+    def speedup_max_k(self) -> int:
+        return max(k for c in self.speedup_curves for k, _ in c.points)
+
+    @property
+    def speedup_points_checked(self) -> int:
+        return sum(len(c.points) for c in self.speedup_curves)
+
+    @property
+    def speedup_costs(self) -> tuple[Fraction, ...]:
+        return tuple(sorted({c.cost for c in self.speedup_curves}))
+
+    @property
+    def speedup_alphas(self) -> tuple[Fraction, ...]:
+        return tuple(sorted({c.alpha for c in self.speedup_curves}))
+
+    @property
+    def roofline_verify_ms(self) -> float:
+        """The roofline's time for one pass that scores a whole round's k positions."""
+        return self.roofline.time_ms(self.k)
+
+    @property
+    def roofline_verify_compute_ms(self) -> float:
+        return self.roofline.compute_ms(self.k)
+
+    @property
+    def lossless_example(self) -> "LosslessExample":
+        return lossless_example(self.facts["replacement"])
 
     def profile(self, profile_id: str) -> ProfileView:
         for p in self.profiles:
@@ -315,6 +419,9 @@ def convergence_summary(profiles: Profiles, config: SiteConfig) -> dict:
         "worst_p_value": min(c.worst_p_value for c in results),
         "worst_total_variation": max(c.worst_total_variation for c in results),
         "passed": all(c.worst_p_value > family_alpha / tests for c in results),
+        "threshold_one_in": round(tests / family_alpha),
+        "positions_per_case": profiles.k + 1,
+        "negative_control": negative_control(profiles, config, family_alpha / tests),
     }
 
 
@@ -367,6 +474,55 @@ def worth_noticing(profiles: tuple[ProfileView, ...]) -> dict:
     if missing:
         raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
     return facts
+
+
+@dataclass(frozen=True)
+class LosslessExample:
+    """P(commit y) = q(y) min(1, p(y)/q(y)) + (1 - alpha) residual(y), for the token a rejection put in."""
+    profile: ProfileView
+    position: int
+    token: str
+    p_target: Fraction
+    p_draft: Fraction
+    accept_probability: Fraction
+    via_acceptance: Fraction  # q(y) min(1, p(y)/q(y)) = min(p, q)(y)
+    rejection_mass: Fraction  # 1 - alpha = sum of max(0, p - q)
+    residual: Fraction
+    via_residual: Fraction  # (1 - alpha) residual(y) = max(0, p - q)(y)
+    total: Fraction
+
+
+def lossless_example(fact) -> LosslessExample:
+    profile, frame = fact
+    view = profile.positions[frame.position - 1]
+    token = frame.replacement
+    i = [t for t, _ in frame.residual].index(token)
+    p, q = view.target[i], view.draft[i]
+    a = min(Fraction(1), p / q) if q else Fraction(0)
+    residual_y = view.residual[i]
+    via_acceptance, via_residual = q * a, view.excess_mass * residual_y
+    if via_acceptance != view.overlap[i] or via_residual != view.excess[i] or via_acceptance + via_residual != p:
+        raise AssertionError(f"{profile.id} position {view.position}: the worked example does not add up to p({token})")
+    return LosslessExample(profile, view.position, token, p, q, a, via_acceptance, view.excess_mass, residual_y,
+                           via_residual, via_acceptance + via_residual)
+
+
+def negative_control(profiles: Profiles, config: SiteConfig, threshold: float) -> dict:
+    """The same convergence check run on a wrong sampler that replaces a rejection from the target itself."""
+    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+    results = analysis.convergence_suite(
+        cases, config.monte_carlo.rounds, config.seeds.convergence, analysis.target_rows_resampler
+    )
+    checks = [c for case in results for c in case.checks]
+    return {
+        "cases": results,
+        "tests": len(checks),
+        "failed_tests": sum(1 for c in checks if c.p_value <= threshold),
+        "passed_tests": sum(1 for c in checks if c.p_value > threshold),
+        "worst_p_value": min(c.p_value for c in checks),
+        "worst_total_variation": max(c.total_variation for c in checks),
+        "caught": any(c.p_value <= threshold for c in checks),
+    }
 
 
 def build_context(profiles: Profiles, config: SiteConfig) -> Context:
