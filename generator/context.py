@@ -54,6 +54,38 @@ class FrameView:
     chips: tuple[Chip, ...]
     certain: bool  # the verdict needed no draw
 
+    @property
+    def residual_intervals(self) -> tuple["Interval", ...]:
+        """Where in [0, 1) each residual token's share lies, so a reader can see which one the draw landed in."""
+        return intervals(self.residual)
+
+    @property
+    def bonus_intervals(self) -> tuple["Interval", ...]:
+        return intervals(self.bonus_distribution)
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        return tuple(c.token for c in self.chips if c.state == "dropped")
+
+
+@dataclass(frozen=True)
+class Interval:
+    token: str
+    probability: Fraction
+    low: Fraction
+    high: Fraction
+
+
+def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, ...]:
+    """The cumulative intervals engine.draw walks, skipping tokens it can never pick."""
+    out, low = [], Fraction(0)
+    for token, p in row or ():
+        if p == 0:
+            continue
+        out.append(Interval(token, p, low, low + p))
+        low += p
+    return tuple(out)
+
 
 @dataclass(frozen=True)
 class RoundView:
