@@ -19,7 +19,7 @@ import jinja2
 import yaml
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -164,7 +164,24 @@ def render_markdown(md: MarkdownIt, text: str) -> tuple[str, list[Heading]]:
             inline = tokens[i + 1]
             label = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
             headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), label.strip()))
-    return md.renderer.render(tokens, md.options, env), headings
+    return label_anchors(md.renderer.render(tokens, md.options, env), headings), headings
+
+
+_ANCHOR = re.compile(r'<a class="header-anchor" href="#([^"]+)">#</a>')
+
+
+def label_anchors(html: str, headings: list[Heading]) -> str:
+    """Give each heading's "#" permalink a name, since a bare "#" tells a screen-reader user nothing."""
+    names = {h.id: h.text for h in headings}
+
+    def labelled(m: re.Match) -> str:
+        text = names.get(m.group(1))
+        if not text:
+            return m.group(0)
+        label = escape(f"Link to this section: {text}")
+        return f'<a class="header-anchor" href="#{m.group(1)}" aria-label="{label}">#</a>'
+
+    return _ANCHOR.sub(labelled, html)
 
 
 # --- Jinja -------------------------------------------------------------------------------------
