@@ -170,6 +170,13 @@ class ProfileView:
         dropped = set(self.authored.dropped_positions)
         return tuple(v for v in self.positions if v.position in dropped)
 
+    def position(self, number: int) -> PositionView:
+        """The view of position `number` (1-based; k + 1 is the bonus position)."""
+        for v in self.positions:
+            if v.position == number:
+                return v
+        raise KeyError(number)
+
 
 @dataclass(frozen=True)
 class SpeedupCurve:
