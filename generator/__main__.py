@@ -11,6 +11,10 @@ VERBS = {
     "validate": "check a profiles file and report the first problem in it",
     "numbers": "print each draft profile's exact acceptance rates, round lengths and speedup",
     "build": "build the site into build/",
+    "serve": "serve the site on 127.0.0.1, rebuilding and reloading the page when a source changes",
+    "check": "check a built site: links, anchors, assets, HTML, alt text, nothing from another origin",
+    "compare": "write a review page of the figures and page text that differ between two builds",
+    "bench": "time a cold build and a rebuild with nothing changed (medians of fresh processes)",
 }
 
 

@@ -3,108 +3,112 @@
 Every stage reads only what the previous one produced. The output is written to a temporary
 folder beside the target and renamed into place only when every stage has succeeded, so a
 failed build leaves the previously published folder exactly as it was.
+
+The two slow stages, the context's Monte Carlo and the matplotlib figures, are cached by a hash
+of their inputs and of the source that computes them (see cache.py), and figures are drawn in
+worker processes. matplotlib is imported only where a figure is actually drawn, so a rebuild with
+nothing changed never pays for it.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import multiprocessing
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
+import traceback
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from . import analysis, figures as fig
+from . import analysis
+from .cache import Cache, digest, package_version, source_digest
 from .config import SiteConfig, load_config
 from .context import Context, build_context, stepper_data
 from .errors import UserError
 from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
 from .profiles import load_profiles
 
+PACKAGE = Path(__file__).resolve().parent
+CONTEXT_MODULES = ("analysis", "config", "context", "engine", "profiles")
+FIGURE_MODULES = ("figures",)
+WORKERS = 2
+
+Progress = Callable[[str, int, int], None]
+
 
 class BuildError(UserError):
     pass
+
+
+@dataclass(frozen=True)
+class RenderedFigure:
+    """What templates and the manifest read from a figure; figures.Figure's fields without importing matplotlib."""
+    name: str
+    svg: str
+    alt: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class FigureJob:
+    function: str  # a function in generator/figures.py
+    kwargs: dict
+
+    @property
+    def name(self) -> str:
+        return self.kwargs["name"]
+
+    @property
+    def inputs(self) -> str:
+        return digest(self.function, self.kwargs)
 
 
 @dataclass
 class Report:
     pages: int = 0
     figures: int = 0
+    rendered: int = 0
+    reused: int = 0
+    context_reused: bool = False
     stages: dict[str, float] = field(default_factory=dict)
 
     def timed(self, stage: str, work: Callable):
         start = time.perf_counter()
-        result = work()
-        self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
-        return result
+        try:
+            return work()
+        except UserError:
+            raise
+        except Exception as exc:  # anything else still ends as one line that says where it happened
+            raise BuildError(f"{_where(exc)}{stage} stage failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
 
     def summary(self) -> str:
         stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.stages.items())
-        return f"{self.pages} pages, {self.figures} figures ({stages})"
+        pages = f"{self.pages} page{'s' if self.pages != 1 else ''}"
+        analysis_note = "analysis reused" if self.context_reused else "analysis computed"
+        return (f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}; "
+                f"{stages}; {sum(self.stages.values()):.2f}s in all")
 
 
-def figure_jobs(ctx: Context) -> list[tuple[Callable, dict]]:
-    """Which figures the site shows and the numbers each is drawn from."""
-    tokens, k = ctx.tokens, ctx.k
-    labels = [f"position {i}" for i in range(1, k + 1)] + ["bonus"]
-    jobs: list[tuple[Callable, dict]] = []
-    for p in ctx.profiles:
-        jobs.append((fig.profile_bars, dict(
-            name=f"profile-{p.id}", tokens=tokens, target_rows=[v.target for v in p.positions],
-            draft_rows=[v.draft for v in p.positions if not v.is_bonus],
-            proposals=list(p.authored.proposals), title=p.name,
-        )))
-        checks = p.convergence.checks
-        jobs.append((fig.convergence_histograms, dict(
-            name=f"convergence-{p.id}", tokens=tokens, position_labels=labels,
-            target_rows=[v.target for v in p.positions], frequencies=[c.frequencies for c in checks],
-            samples=[c.samples for c in checks], title=f"{p.name}: committed tokens against the target",
-        )))
-    jobs.append((fig.error_vs_samples, dict(
-        name="error-vs-samples",
-        series=[(f"{p.name}, {labels[c.position - 1]}", list(c.error_curve))
-                for p in ctx.profiles for c in p.convergence.checks],
-        title="Distance to the target as rounds accumulate",
-    )))
-    jobs.append((fig.error_vs_samples, dict(
-        name="error-vs-samples-random",
-        series=[(case.id.replace("-", " "), list(max(case.checks, key=lambda c: c.total_variation).error_curve))
-                for case in ctx.convergence["random"]],
-        title="Random profiles: the slowest position of each",
-    )))
-    jobs.append((fig.round_length_distribution, dict(
-        name="round-lengths", series=[(p.name, [prob for _, prob in p.round_lengths]) for p in ctx.profiles], k=k,
-    )))
-    jobs.append((fig.acceptance_bars, dict(
-        name="acceptance", labels=labels[:k], rates=[(p.name, list(p.accept_rates)) for p in ctx.profiles],
-    )))
-    for cost in sorted({c.cost for c in ctx.speedup_curves}):
-        curves = [c for c in ctx.speedup_curves if c.cost == cost]
-        jobs.append((fig.speedup_vs_k, dict(
-            name=f"speedup-vs-k-{cost.numerator}-{cost.denominator}",
-            curves=[(f"α = {float(c.alpha):g}", list(c.points)) for c in curves],
-            best=[(f"α = {float(c.alpha):g}", c.best_k, c.best_speedup) for c in curves],
-        )))
-    r = ctx.roofline
-    jobs.append((fig.roofline, dict(
-        name="roofline", positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
-        compute_ms=[r.compute_ms_per_position * n for n in r.positions], model_label=r.model_label,
-    )))
-    return jobs
+def _where(exc: BaseException) -> str:
+    """'generator/x.py: line N: ' for the deepest frame of ours in the traceback, so the line names a file."""
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename)
+        if PACKAGE in path.parents:
+            found = f"{path.relative_to(PACKAGE.parent).as_posix()}: line {frame.lineno}: "
+    return found
 
 
-def render_figures(ctx: Context) -> dict[str, fig.Figure]:
-    out = {}
-    for func, kwargs in figure_jobs(ctx):
-        try:
-            figure = func(**kwargs)
-        except Exception as exc:  # a figure that raises must fail the build with its name, not a traceback
-            raise BuildError(f"generator/figures.py: {func.__name__}({kwargs['name']!r}) failed: "
-                             f"{type(exc).__name__}: {exc}") from None
-        out[figure.name] = figure
-    return out
+# --- context ------------------------------------------------------------------------------------
 
 
 def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, object]:
@@ -113,10 +117,177 @@ def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig
     return config, profiles
 
 
+def context_key(config: SiteConfig) -> str:
+    """Inputs are the two data files' bytes; code is every module the context is computed by."""
+    site = Path(config.source)
+    return digest(
+        "context", site.read_bytes().hex(), (site.parent / config.profiles).read_bytes().hex(),
+        source_digest(*CONTEXT_MODULES), package_version("numpy"), sys.version_info[:2],
+    )
+
+
+def analysed(config: SiteConfig, profiles, cache: Cache, report: Report) -> tuple[Context, list]:
+    key = context_key(config)
+    hit = cache.load("context", key)
+    if hit is not None:
+        ctx, numbers = hit
+        ctx.config = config  # the cached one may name another checkout's paths in its error messages
+        report.context_reused = True
+        return ctx, numbers
+    ctx = build_context(profiles, config)
+    numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
+    cache.store("context", key, (ctx, numbers))
+    return ctx, numbers
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def figure_jobs(ctx: Context) -> list[FigureJob]:
+    """Which figures the site shows and the numbers each is drawn from."""
+    tokens, k = ctx.tokens, ctx.k
+    labels = [f"position {i}" for i in range(1, k + 1)] + ["bonus"]
+    jobs: list[FigureJob] = []
+    for p in ctx.profiles:
+        jobs.append(FigureJob("profile_bars", dict(
+            name=f"profile-{p.id}", tokens=tokens, target_rows=[v.target for v in p.positions],
+            draft_rows=[v.draft for v in p.positions if not v.is_bonus],
+            proposals=list(p.authored.proposals), title=p.name,
+        )))
+        checks = p.convergence.checks
+        jobs.append(FigureJob("convergence_histograms", dict(
+            name=f"convergence-{p.id}", tokens=tokens, position_labels=labels,
+            target_rows=[v.target for v in p.positions], frequencies=[c.frequencies for c in checks],
+            samples=[c.samples for c in checks], title=f"{p.name}: committed tokens against the target",
+        )))
+    jobs.append(FigureJob("error_vs_samples", dict(
+        name="error-vs-samples",
+        series=[(f"{p.name}, {labels[c.position - 1]}", list(c.error_curve))
+                for p in ctx.profiles for c in p.convergence.checks],
+        title="Distance to the target as rounds accumulate",
+    )))
+    jobs.append(FigureJob("error_vs_samples", dict(
+        name="error-vs-samples-random",
+        series=[(case.id.replace("-", " "), list(max(case.checks, key=lambda c: c.total_variation).error_curve))
+                for case in ctx.convergence["random"]],
+        title="Random profiles: the slowest position of each",
+    )))
+    jobs.append(FigureJob("round_length_distribution", dict(
+        name="round-lengths", series=[(p.name, [prob for _, prob in p.round_lengths]) for p in ctx.profiles], k=k,
+    )))
+    jobs.append(FigureJob("acceptance_bars", dict(
+        name="acceptance", labels=labels[:k], rates=[(p.name, list(p.accept_rates)) for p in ctx.profiles],
+    )))
+    for cost in sorted({c.cost for c in ctx.speedup_curves}):
+        curves = [c for c in ctx.speedup_curves if c.cost == cost]
+        jobs.append(FigureJob("speedup_vs_k", dict(
+            name=f"speedup-vs-k-{cost.numerator}-{cost.denominator}",
+            curves=[(f"α = {float(c.alpha):g}", list(c.points)) for c in curves],
+            best=[(f"α = {float(c.alpha):g}", c.best_k, c.best_speedup) for c in curves],
+        )))
+    r = ctx.roofline
+    jobs.append(FigureJob("roofline", dict(
+        name="roofline", positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
+        compute_ms=[r.compute_ms_per_position * n for n in r.positions], model_label=r.model_label,
+    )))
+    return jobs
+
+
+def figure_code() -> str:
+    return digest(source_digest(*FIGURE_MODULES), package_version("matplotlib"), package_version("numpy"))
+
+
+def draw(function: str, kwargs: dict) -> tuple[str, str, str, str] | str:
+    """Draw one figure; runs in a worker. A failure comes back as its one-line message, not a traceback."""
+    figures = importlib.import_module(f"{__package__}.figures")
+    try:
+        f = getattr(figures, function)(**kwargs)
+    except Exception as exc:
+        return f"{_where(exc) or 'generator/figures.py: '}{function}({kwargs['name']!r}) failed: {type(exc).__name__}: {exc}"
+    return (f.name, f.svg, f.alt, f.caption)
+
+
+def warm_up() -> None:
+    importlib.import_module(f"{__package__}.figures")
+
+
+def _pool() -> ProcessPoolExecutor:
+    # fork: workers start in milliseconds with the parent's modules already imported
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
+
+
+class FigureStage:
+    """Renders what the cache lacks, in a worker pool when more than one figure is missing."""
+
+    def __init__(self, cache: Cache, workers: int = WORKERS, progress: Progress | None = None):
+        self.cache, self.workers, self.progress = cache, workers, progress
+        self.pool: ProcessPoolExecutor | None = None
+        self.code = figure_code()
+
+    def start_pool(self) -> None:
+        if self.pool is None and self.workers > 1:
+            self.pool = _pool()
+            for _ in range(self.workers):
+                self.pool.submit(warm_up)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def key(self, job: FigureJob) -> str:
+        return digest(self.code, job.inputs)
+
+    def run(self, ctx: Context, report: Report) -> dict[str, RenderedFigure]:
+        jobs = figure_jobs(ctx)
+        out: dict[str, RenderedFigure | None] = {}
+        missing: list[FigureJob] = []
+        for job in jobs:
+            hit = self.cache.load("figures", self.key(job))
+            out[job.name] = RenderedFigure(*hit) if hit is not None else None
+            if hit is None:
+                missing.append(job)
+        report.reused = len(jobs) - len(missing)
+        if len(missing) > 1:
+            self.start_pool()
+        done = 0
+        for job, result in self._draw(missing):
+            if isinstance(result, str):
+                raise BuildError(result)
+            out[job.name] = RenderedFigure(*result)
+            self.cache.store("figures", self.key(job), result)
+            done += 1
+            if self.progress:
+                self.progress("figures", done, len(missing))
+        report.rendered = len(missing)
+        return dict(out)
+
+    def _draw(self, jobs: list[FigureJob]):
+        if self.pool is None:
+            for job in jobs:
+                yield job, draw(job.function, job.kwargs)
+            return
+        futures: dict[Future, FigureJob] = {self.pool.submit(draw, j.function, j.kwargs): j for j in jobs}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+# --- pages and files ----------------------------------------------------------------------------
+
+
+def csp_sha256(text: str) -> str:
+    """The CSP source that allows exactly one inline script or style: the 404 page has no other way to run code."""
+    import base64
+    return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
+
+
 def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
     """Every output file as bytes, keyed by its path inside the build folder."""
     site_src = root / "site_src"
     env = environment(site_src / "templates")
+    env.filters["csp_sha256"] = csp_sha256
     md = markdown_renderer()
     pages = load_pages(site_src / "pages", ctx.config.pages, ctx.config.source)
     ctx.pages = pages
@@ -127,9 +298,10 @@ def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for page in pages:
         files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
+    if (site_src / "templates" / "404.html").exists() and pages:
+        files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
     for name, figure in ctx.figures.items():
         files[f"figures/{name}.svg"] = figure.svg.encode("utf-8")
-    files["figures/manifest.json"] = manifest(ctx).encode("utf-8")
     assets = site_src / "assets"
     for path in sorted(assets.rglob("*")) if assets.exists() else []:
         if path.is_file():
@@ -137,48 +309,131 @@ def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
     return files
 
 
-def manifest(ctx: Context) -> str:
+def render_standalone(env, name: str, variables: dict) -> bytes:
+    import jinja2
+    from .pages import template_error
+    try:
+        return env.get_template(name).render(**variables).encode("utf-8")
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, getattr(exc, "filename", None) or f"site_src/templates/{name}") from None
+
+
+def manifest(figures: dict[str, RenderedFigure], jobs: dict[str, FigureJob], code: str) -> str:
+    """What a reviewer compares between two builds; "inputs" tells a data change from a drawing-code change."""
     entries = {
         name: {"file": f"{name}.svg", "caption": f.caption, "alt": f.alt,
-               "sha256": hashlib.sha256(f.svg.encode("utf-8")).hexdigest()}
-        for name, f in sorted(ctx.figures.items())
+               "sha256": hashlib.sha256(f.svg.encode("utf-8")).hexdigest(),
+               "inputs": {"function": jobs[name].function, "inputs_sha256": jobs[name].inputs, "code_sha256": code}}
+        for name, f in sorted(figures.items())
     }
     return json.dumps({"figures": entries}, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+# --- writing ------------------------------------------------------------------------------------
+
+
+def _looks_like_a_build(path: Path) -> bool:
+    return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
+
+
+def _remove_stale(out: Path) -> None:
+    """Staging folders left by a build that was killed; their names carry the pid that made them."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}-(?:new|old)-(\d+)-")
+    for entry in out.parent.iterdir():
+        m = pattern.match(entry.name)
+        if not m or not entry.is_dir():
+            continue
+        pid = int(m.group(1))
+        try:
+            os.kill(pid, 0)
+            alive = pid != os.getpid()
+        except ProcessLookupError:
+            alive = False
+        except PermissionError:
+            alive = True
+        if not alive:
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _source_date_epoch() -> int | None:
+    value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(value) if value.isdigit() else None
+
+
 def write_atomically(files: dict[str, bytes], out: Path) -> None:
     """Write into a sibling temporary folder, then swap it for `out` in two renames."""
-    out = out.resolve()
+    out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    if not _looks_like_a_build(out):
+        raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
+    _remove_stale(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
+    old = None
     try:
         for rel, data in sorted(files.items()):
-            target = staging / rel
+            target = (staging / rel).resolve()
+            if staging.resolve() not in target.parents:
+                raise BuildError(f"{rel}: output path leaves the build folder")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         os.chmod(staging, 0o755)
-        old = None
+        epoch = _source_date_epoch()
+        if epoch is not None:
+            for path in [*staging.rglob("*"), staging]:
+                os.utime(path, (epoch, epoch), follow_symlinks=False)
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
             os.rmdir(old)
             out.rename(old)
-        staging.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        try:
+            staging.rename(out)
+        except OSError as exc:
+            if old is not None and not out.exists():
+                old.rename(out)
+                old = None
+            raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
+                             "another build may have written it at the same time") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
-def build(root: Path, out: Path, report: Report | None = None) -> Report:
+# --- the whole pipeline -------------------------------------------------------------------------
+
+
+def build(
+    root: Path,
+    out: Path,
+    report: Report | None = None,
+    *,
+    clean: bool = False,
+    cache: Cache | None = None,
+    progress: Progress | None = None,
+    workers: int = WORKERS,
+) -> Report:
+    root = Path(root)
     report = report or Report()
-    config, profiles = report.timed("load", lambda: load_inputs(root))
-    ctx = report.timed("analysis", lambda: build_context(profiles, config))
-    ctx.figures = report.timed("figures", lambda: render_figures(ctx))
+    cache = cache or Cache.for_root(root)
+    if clean:
+        cache.clear()
+    figures = FigureStage(cache, workers, progress)
+    try:
+        config, profiles = report.timed("load", lambda: load_inputs(root))
+        if not cache.has("context", context_key(config)):
+            figures.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
+        ctx, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
+        ctx.figures = report.timed("figures", lambda: figures.run(ctx, report))
+    finally:
+        figures.close()
     files = report.timed("pages", lambda: render_site(root, ctx))
-    table = analysis.numbers_table(profiles, config.seeds.authored_round)
-    files["numbers.json"] = (json.dumps({"profiles": table}, indent=2) + "\n").encode("utf-8")
+    jobs = {job.name: job for job in figure_jobs(ctx)}
+    files["figures/manifest.json"] = manifest(ctx.figures, jobs, figures.code).encode("utf-8")
+    files["numbers.json"] = (json.dumps({"profiles": numbers}, indent=2) + "\n").encode("utf-8")
     report.timed("write", lambda: write_atomically(files, out))
+    cache.prune()
     report.pages = len(ctx.pages)
     report.figures = len(ctx.figures)
     return report

@@ -1,0 +1,145 @@
+"""A content-addressed store for the build's slow results: the context's Monte Carlo and the figures.
+
+An entry's key is a hash of everything that could change it: the inputs (as canonical JSON) and
+the source of the code that computes it. A key that matches therefore means the result would be
+byte-for-byte the same, so a no-change rebuild reuses it without importing matplotlib or running
+a single simulated round. Entries are written to a temporary file and renamed, so two builds
+sharing the cache (serve and a manual build) never read half an entry.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import time
+from fractions import Fraction
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGE = Path(__file__).resolve().parent
+DEFAULT_DIR = Path(".cache") / "generator"
+ENV_DIR = "GENERATOR_CACHE_DIR"
+KEEP_UNUSED_SECONDS = 14 * 24 * 3600
+
+
+def source_digest(*modules: str) -> str:
+    """Hash of generator modules' source files, read from disk so nothing has to be imported."""
+    h = hashlib.sha256()
+    for name in sorted(modules):
+        h.update(name.encode() + b"\0" + (PACKAGE / f"{name}.py").read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able form that keeps types apart: Fraction(1, 2), 0.5 and "1/2" must not share a key."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    if isinstance(value, Fraction):
+        return {"fraction": f"{value.numerator}/{value.denominator}"}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": sorted(([_plain(k), _plain(v)] for k, v in value.items()), key=json.dumps)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {type(value).__name__: _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})}
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return _plain(value.tolist())
+    raise TypeError(f"cannot key a cache entry on {type(value).__name__}")
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(_plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def digest(*parts: Any) -> str:
+    return hashlib.sha256(canonical(list(parts)).encode("ascii")).hexdigest()
+
+
+class Cache:
+    """Pickled values under `directory/KIND/KEY`; disabled, it stores nothing and finds nothing."""
+
+    def __init__(self, directory: Path | None, enabled: bool = True):
+        self.directory = Path(directory) if directory is not None else None
+        self.enabled = enabled and directory is not None
+        self.hits = self.misses = 0
+        self.used: set[Path] = set()
+
+    @classmethod
+    def for_root(cls, root: Path, enabled: bool = True) -> "Cache":
+        override = os.environ.get(ENV_DIR)
+        return cls(Path(override) if override else Path(root) / DEFAULT_DIR, enabled)
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.directory / kind / f"{key}.pickle"
+
+    def has(self, kind: str, key: str) -> bool:
+        return self.enabled and self._path(kind, key).exists()
+
+    def load(self, kind: str, key: str) -> Any | None:
+        if not self.enabled:
+            self.misses += 1
+            return None
+        path = self._path(kind, key)
+        try:
+            with open(path, "rb") as fh:
+                value = pickle.load(fh)
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except Exception:  # a truncated or stale entry is a miss, never a failed build
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.used.add(path)
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+        return value
+
+    def store(self, kind: str, key: str, value: Any) -> None:
+        if not self.enabled:
+            return
+        path = self._path(kind, key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+            self.used.add(path)
+        except OSError as exc:  # a read-only or full disk costs speed, not the build
+            print(f"warning: cache: cannot write {path}: {exc}", file=sys.stderr)
+
+    def clear(self) -> None:
+        if self.directory is not None and self.directory.exists():
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def prune(self, now: float | None = None) -> None:
+        """Drop entries neither used by this build nor touched for two weeks, so the folder stays small."""
+        if not self.enabled or not self.directory.exists():
+            return
+        cutoff = (now or time.time()) - KEEP_UNUSED_SECONDS
+        for path in self.directory.glob("*/*.pickle"):
+            try:
+                if path not in self.used and path.stat().st_mtime < cutoff:
+                    path.unlink()
+            except OSError:
+                pass

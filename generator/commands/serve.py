@@ -1,0 +1,221 @@
+"""`serve [--port N]`: preview the site on 127.0.0.1, rebuilt and reloaded whenever a source changes.
+
+Each rebuild is a fresh `python -m generator build` process, so an edit to generator/ itself takes
+effect, and the build's own atomic swap means a failed rebuild leaves the last good site in place;
+the failure is printed here and shown on the open page. The server answers from a snapshot of
+build/ held in memory, so a request never sees a half-swapped folder.
+
+Reloading needs a script, and the pages' CSP allows only same-origin script files, so the server
+injects <script src="/__serve/reload.js"> into the HTML it sends. It is never written to build/.
+The script polls /__reload for a build counter and reloads the page when it moves.
+"""
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+import subprocess
+import sys
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..paths import BUILD, DATA, SITE_SRC
+
+PACKAGE = Path(__file__).resolve().parents[1]
+POLL_SECONDS = 0.3
+RELOAD_TAG = b'<script src="/__serve/reload.js" defer></script>'
+RELOAD_JS = b"""(function () {
+  "use strict";
+  var seen = null, banner = null;
+  function show(error) {
+    if (!error) { if (banner) { banner.remove(); banner = null; } return; }
+    if (!banner) {
+      banner = document.createElement("pre");
+      banner.setAttribute("role", "alert");
+      var s = banner.style;
+      s.position = "fixed"; s.left = "0"; s.right = "0"; s.bottom = "0"; s.margin = "0"; s.zIndex = "99999";
+      s.padding = "0.75rem 1rem"; s.background = "#7a0000"; s.color = "#fff"; s.whiteSpace = "pre-wrap";
+      s.font = "14px/1.4 monospace";
+      document.body.appendChild(banner);
+    }
+    banner.textContent = "Rebuild failed; showing the last good build.\\n" + error;
+  }
+  function poll() {
+    fetch("/__reload", { cache: "no-store" }).then(function (r) { return r.json(); }).then(function (state) {
+      if (seen === null) { seen = state.build; }
+      else if (state.build !== seen) { location.reload(); return; }
+      show(state.error);
+    }, function () {}).then(function () { setTimeout(poll, 500); });
+  }
+  poll();
+})();
+"""
+
+
+class Site:
+    """The last good build in memory, its number, and the error of the latest rebuild if it failed."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.lock = threading.Lock()
+        self.files: dict[str, bytes] = {}
+        self.build = 0
+        self.error: str | None = None
+
+    def load(self) -> None:
+        files = {p.relative_to(self.out).as_posix(): p.read_bytes() for p in sorted(self.out.rglob("*")) if p.is_file()}
+        with self.lock:
+            self.files = files
+            self.build += 1
+            self.error = None
+
+    def fail(self, error: str) -> None:
+        with self.lock:
+            self.error = error
+
+    def get(self, path: str) -> bytes | None:
+        with self.lock:
+            return self.files.get(path)
+
+    def state(self) -> dict:
+        with self.lock:
+            return {"build": self.build, "error": self.error}
+
+
+def watched_folders(root: Path) -> list[Path]:
+    folders = [root / SITE_SRC, root / DATA, root / "generator", PACKAGE]
+    unique = []
+    for f in folders:
+        if f.is_dir() and f.resolve() not in [u.resolve() for u in unique]:
+            unique.append(f)
+    return unique
+
+
+def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
+    """Every source file's (mtime, size); editors' swap files and caches do not count."""
+    seen = {}
+    for folder in folders:
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for name in filenames:
+                if name.startswith(".") or name.endswith(("~", ".swp", ".pyc")):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                seen[path] = (st.st_mtime_ns, st.st_size)
+    return seen
+
+
+def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
+                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        message = (done.stderr.strip() or f"the build exited with status {done.returncode}")
+        print(message, file=log)
+        print(f"serve: rebuild failed; still serving build {site.state()['build']}", file=log, flush=True)
+        site.fail(message.splitlines()[-1] if message else message)
+        return False
+    site.load()
+    print(f"serve: build {site.state()['build']} ready in {time.perf_counter() - started:.2f}s", file=log, flush=True)
+    return True
+
+
+def watch(root: Path, site: Site, stop: threading.Event) -> None:
+    folders = watched_folders(root)
+    last = snapshot(folders)
+    while not stop.wait(POLL_SECONDS):
+        now = snapshot(folders)
+        if now == last:
+            continue
+        time.sleep(0.1)  # an editor saving several files, or writing one in two steps
+        last = snapshot(folders)
+        rebuild(root, site)
+
+
+class Handler(BaseHTTPRequestHandler):
+    site: Site  # set on the subclass the server is made with
+    server_version = "generator-serve"
+
+    def log_message(self, format, *args) -> None:  # the terminal is for builds, not for every request
+        pass
+
+    def do_HEAD(self) -> None:
+        self.respond(head=True)
+
+    def do_GET(self) -> None:
+        self.respond(head=False)
+
+    def respond(self, head: bool) -> None:
+        path = unquote(urlsplit(self.path).path)
+        if path == "/__reload":
+            return self.send(HTTPStatus.OK, "application/json", json.dumps(self.site.state()).encode(), head)
+        if path == "/__serve/reload.js":
+            return self.send(HTTPStatus.OK, "text/javascript", RELOAD_JS, head)
+        rel = path.lstrip("/")
+        if rel == "" or rel.endswith("/"):
+            rel += "index.html"
+        body, status = self.site.get(rel), HTTPStatus.OK
+        if body is None and self.site.get(rel + "/index.html") is not None:
+            self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+            self.send_header("Location", path + "/")
+            self.end_headers()
+            return
+        if body is None:  # as GitHub Pages does: the site's 404.html, at whatever depth was asked for
+            body, status, rel = self.site.get("404.html") or b"<!doctype html><title>Not found</title><p>Not found", HTTPStatus.NOT_FOUND, "404.html"
+        kind = mimetypes.guess_type(rel)[0] or "application/octet-stream"
+        if kind == "text/html":
+            body = inject(body)
+        self.send(status, kind, body, head)
+
+    def send(self, status, kind: str, body: bytes, head: bool) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind + ("; charset=utf-8" if kind.startswith("text/") or kind.endswith("json") else ""))
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+
+def inject(page: bytes) -> bytes:
+    at = page.lower().find(b"</head>")
+    return page[:at] + RELOAD_TAG + page[at:] if at >= 0 else RELOAD_TAG + page
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)")
+    p.add_argument("--out", default=str(BUILD), help="folder the site is built into (default: %(default)s)")
+
+
+def run(args) -> int:
+    mimetypes.add_type("text/javascript", ".js")
+    mimetypes.add_type("image/svg+xml", ".svg")
+    root = Path.cwd()
+    site = Site(Path(args.out).resolve())
+    if not rebuild(root, site) and site.out.is_dir():
+        error = site.state()["error"]
+        site.load()  # the previous build/ is still a good site to look at while the error is fixed
+        site.fail(error)
+    handler = type("BoundHandler", (Handler,), {"site": site})
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    server.daemon_threads = True
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch, args=(root, site, stop), daemon=True)
+    watcher.start()
+    print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        server.server_close()
+    return 0
