@@ -1,0 +1,230 @@
+"""The stepper and the tabs in Debian's Chromium, against the fixture site test_widgets builds.
+
+One browser for the module and one local server; every request is checked against that server so
+the pages are known to fetch nothing from elsewhere.
+"""
+import functools
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from test_widgets import build_fixture_site
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{CHROMIUM} is missing, and CI must run the browser tests", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is not installed; the browser tests need Debian's chromium", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory):
+    site = build_fixture_site(tmp_path_factory.mktemp("browser"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, origin):
+    """A fresh page that records console noise and every URL it asks for."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(5000)
+    pg = context.new_page()
+    pg.problems, pg.requested = [], []
+    pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+    pg.on("request", lambda r: pg.requested.append(r.url))
+    yield pg
+    context.close()
+    assert not pg.problems, pg.problems
+    outside = [u for u in pg.requested if not (u.startswith(origin + "/") or u.startswith("data:"))]
+    assert not outside, outside
+
+
+def status(pg) -> str:
+    return pg.locator("[data-stepper-status]").inner_text()
+
+
+def visible_frames(pg) -> list[str]:
+    return pg.eval_on_selector_all(".frame", "els => els.filter(e => e.offsetParent !== null).map(e => e.id)")
+
+
+def open_widgets(pg, origin, hash_=""):
+    pg.goto(f"{origin}/widgets.html{hash_}")
+    pg.wait_for_selector(".stepper.is-enhanced")
+
+
+def expect_frame(pg, profile, round_id, n, total):
+    assert re.match(rf"Frame {n} of {total}: ", status(pg)), status(pg)
+    assert visible_frames(pg) == [f"frame-{profile}-{round_id}-{n}"]
+
+
+@pytest.mark.parametrize("profile,total", [("aligned", 8), ("divergent", 5)])
+def test_the_buttons_step_through_every_authored_frame_and_back(page, origin, profile, total):
+    open_widgets(page, origin)
+    page.click(f"button[data-profile='{profile}']")
+    expect_frame(page, profile, "authored", 1, total)
+    for n in range(2, total + 1):
+        page.click("[data-action='next']")
+        expect_frame(page, profile, "authored", n, total)
+    page.click("[data-action='next']", force=True)  # aria-disabled at the end: a no-op, not an error
+    expect_frame(page, profile, "authored", total, total)
+    for n in range(total - 1, 0, -1):
+        page.click("[data-action='prev']")
+        expect_frame(page, profile, "authored", n, total)
+
+
+@pytest.mark.parametrize("profile,total", [("aligned", 8), ("divergent", 5)])
+def test_the_arrow_keys_step_through_every_authored_frame(page, origin, profile, total):
+    open_widgets(page, origin)
+    page.click(f"button[data-profile='{profile}']")
+    page.focus("[data-action='next']")
+    for n in range(2, total + 1):
+        page.keyboard.press("ArrowRight")
+        expect_frame(page, profile, "authored", n, total)
+    for n in range(total - 1, 0, -1):
+        page.keyboard.press("ArrowLeft")
+        expect_frame(page, profile, "authored", n, total)
+
+
+def test_switching_profile_and_round_shows_that_rounds_first_frame(page, origin):
+    open_widgets(page, origin)
+    expect_frame(page, "aligned", "authored", 1, 8)
+    page.click("button[data-profile='divergent']")
+    assert page.get_attribute("button[data-profile='divergent']", "aria-pressed") == "true"
+    assert page.get_attribute("button[data-profile='aligned']", "aria-pressed") == "false"
+    expect_frame(page, "divergent", "authored", 1, 5)
+    page.click("[data-action='another']")
+    total = page.locator("#rounds-divergent-sampled-1 .frame").count()
+    expect_frame(page, "divergent", "sampled-1", 1, total)
+    assert page.input_value("[data-round-select]") == "1"
+    page.select_option("[data-round-select]", label="Sampled round 3")
+    total = page.locator("#rounds-divergent-sampled-3 .frame").count()
+    expect_frame(page, "divergent", "sampled-3", 1, total)
+    labels = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
+    assert labels[0] == "The authored round" and labels[1] == "Sampled round 1"
+
+
+def test_reset_returns_to_the_first_frame(page, origin):
+    open_widgets(page, origin)
+    for _ in range(4):
+        page.click("[data-action='next']")
+    expect_frame(page, "aligned", "authored", 5, 8)
+    page.click("[data-action='reset']")
+    expect_frame(page, "aligned", "authored", 1, 8)
+
+
+def test_play_advances_on_its_own_and_pause_stops_it(page, origin):
+    open_widgets(page, origin)
+    play = page.locator("[data-action='play']")
+    play.click()
+    assert play.inner_text() == "Pause"
+    sync_api.expect(page.locator("[data-stepper-status]")).to_have_text(re.compile(r"^Frame 2 of 8"), timeout=5000)
+    play.click()
+    assert play.inner_text() == "Play"
+    stopped_at = status(page)
+    page.wait_for_timeout(2000)
+    assert status(page) == stopped_at
+
+
+def test_reduced_motion_turns_off_the_frame_animation(browser, origin):
+    context = browser.new_context(reduced_motion="reduce")
+    pg = context.new_page()
+    try:
+        open_widgets(pg, origin)
+        name = pg.eval_on_selector(".frame.is-current", "e => getComputedStyle(e).animationName")
+        assert name == "none"
+    finally:
+        context.close()
+
+
+def test_a_frame_anchor_shows_that_frame(page, origin):
+    open_widgets(page, origin, "#frame-divergent-authored-4")
+    expect_frame(page, "divergent", "authored", 4, 5)
+    assert page.evaluate("document.activeElement.id") == "frame-divergent-authored-4"
+    page.evaluate("location.hash = '#frame-aligned-sampled-2-3'")
+    sync_api.expect(page.locator("#frame-aligned-sampled-2-3")).to_be_visible()
+    total = page.locator("#rounds-aligned-sampled-2 .frame").count()
+    expect_frame(page, "aligned", "sampled-2", 3, total)
+
+
+def test_a_link_from_another_page_lands_on_the_frame(page, origin):
+    page.goto(f"{origin}/notes.html")
+    page.click("a[href='widgets.html#frame-divergent-authored-4']")
+    page.wait_for_selector(".stepper.is-enhanced")
+    expect_frame(page, "divergent", "authored", 4, 5)
+    assert page.locator("#frame-divergent-authored-4").is_visible()
+
+
+def test_the_tabs_switch_by_mouse_and_by_keyboard(page, origin):
+    open_widgets(page, origin)
+    tabs = page.locator("[role='tablist'] [role='tab']")
+    assert tabs.count() == 2
+    aligned, divergent = page.locator("#positions-aligned"), page.locator("#positions-divergent")
+    assert aligned.get_attribute("role") == "tabpanel"
+    assert aligned.is_visible() and not divergent.is_visible()
+    tabs.nth(1).click()
+    assert divergent.is_visible() and not aligned.is_visible()
+    assert tabs.nth(1).get_attribute("aria-selected") == "true"
+    page.keyboard.press("ArrowRight")  # wraps round to the first tab
+    assert aligned.is_visible() and page.evaluate("document.activeElement.id") == "positions-aligned-tab"
+    page.keyboard.press("ArrowLeft")
+    assert divergent.is_visible()
+    page.keyboard.press("Home")
+    assert aligned.is_visible()
+    page.keyboard.press("End")
+    assert divergent.is_visible() and page.evaluate("document.activeElement.id") == "positions-divergent-tab"
+    assert tabs.nth(0).get_attribute("tabindex") == "-1" and tabs.nth(1).get_attribute("tabindex") == "0"
+
+
+def test_without_script_every_frame_and_every_panel_shows(browser, origin):
+    context = browser.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    try:
+        pg.goto(f"{origin}/widgets.html")
+        assert pg.locator("#frame-divergent-authored-4").is_visible()
+        assert pg.locator("#frame-aligned-authored-8").is_visible()
+        assert pg.locator("#positions-aligned").is_visible() and pg.locator("#positions-divergent").is_visible()
+        assert not pg.locator("[data-stepper-controls]").is_visible()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [360, 390, 1280])
+def test_the_page_never_scrolls_sideways(browser, origin, width):
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    pg = context.new_page()
+    try:
+        for name in ("widgets", "notes"):
+            pg.goto(f"{origin}/{name}.html")
+            assert pg.evaluate("document.documentElement.scrollWidth") <= width, name
+    finally:
+        context.close()
