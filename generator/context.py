@@ -170,6 +170,11 @@ class ProfileView:
         dropped = set(self.authored.dropped_positions)
         return tuple(v for v in self.positions if v.position in dropped)
 
+    @property
+    def frame_count_fixed(self) -> bool:
+        """True when no random draw can change how many frames the authored round has."""
+        return self.frame_count_bounds[0] == self.frame_count_bounds[1]
+
     def position(self, number: int) -> PositionView:
         """The view of position `number` (1-based; k + 1 is the bonus position)."""
         for v in self.positions:
@@ -251,6 +256,10 @@ class Context:
         rows = [v.target for v in self.profiles[0].positions]
         rows += [v.draft for p in self.profiles for v in p.positions if v.draft is not None]
         return math.lcm(*(Fraction(x).denominator for row in rows for x in row))
+
+    @property
+    def entry_unit(self) -> Fraction:
+        return Fraction(1, self.entry_denominator)
 
     @property
     def frame_count_range(self) -> tuple[int, int]:
