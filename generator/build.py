@@ -11,6 +11,7 @@ nothing changed never pays for it.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib
 import json
@@ -25,19 +26,21 @@ import traceback
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
-from . import analysis
 from .cache import Cache, digest, package_version, source_digest
-from .config import SiteConfig, load_config
-from .context import Context, build_context, stepper_data
 from .errors import UserError
-from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
-from .profiles import load_profiles
+
+if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
+    from .config import SiteConfig
+    from .context import Context
 
 PACKAGE = Path(__file__).resolve().parent
 CONTEXT_MODULES = ("analysis", "config", "context", "engine", "profiles")
 FIGURE_MODULES = ("figures",)
+SITE_INPUTS = ("data", "site_src")
+LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml")
+SITE_ENTRIES_KEPT = 3
 WORKERS = 2
 
 Progress = Callable[[str, int, int], None]
@@ -77,6 +80,7 @@ class Report:
     rendered: int = 0
     reused: int = 0
     context_reused: bool = False
+    site_reused: bool = False
     stages: dict[str, float] = field(default_factory=dict)
 
     def timed(self, stage: str, work: Callable):
@@ -93,9 +97,12 @@ class Report:
     def summary(self) -> str:
         stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.stages.items())
         pages = f"{self.pages} page{'s' if self.pages != 1 else ''}"
-        analysis_note = "analysis reused" if self.context_reused else "analysis computed"
-        return (f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}; "
-                f"{stages}; {sum(self.stages.values()):.2f}s in all")
+        if self.site_reused:
+            what = f"{pages}, {self.figures} figures, all reused: no source changed"
+        else:
+            analysis_note = "analysis reused" if self.context_reused else "analysis computed"
+            what = f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}"
+        return f"{what}; {stages}; {sum(self.stages.values()):.2f}s in all"
 
 
 def _where(exc: BaseException) -> str:
@@ -111,7 +118,28 @@ def _where(exc: BaseException) -> str:
 # --- context ------------------------------------------------------------------------------------
 
 
+def site_key(root: Path) -> str:
+    """Everything a build reads: data/, site_src/, the profiles file site.yaml names, our code, library versions."""
+    h = hashlib.sha256()
+    files = [p for folder in SITE_INPUTS for p in sorted((root / folder).rglob("*")) if p.is_file()]
+    files += sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    site = root / "data" / "site.yaml"
+    if site.exists():
+        m = re.search(r"^profiles:\s*(\S+)\s*$", site.read_text(encoding="utf-8", errors="replace"), re.M)
+        if m and (site.parent / m.group(1).strip("'\"")).is_file():
+            files.append(site.parent / m.group(1).strip("'\""))
+    for path in files:
+        if not path.name.startswith("."):
+            name = path.relative_to(root) if root in path.parents else path.relative_to(PACKAGE.parent)
+            h.update(f"{name.as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    versions = [package_version(lib) for lib in LIBRARIES]
+    return digest("site", h.hexdigest(), versions, sys.version_info[:2])
+
+
 def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, object]:
+    from .config import load_config
+    from .profiles import load_profiles
+
     config = load_config(config_path or root / "data" / "site.yaml")
     profiles = load_profiles(Path(config.source).parent / config.profiles)
     return config, profiles
@@ -134,6 +162,9 @@ def analysed(config: SiteConfig, profiles, cache: Cache, report: Report) -> tupl
         ctx.config = config  # the cached one may name another checkout's paths in its error messages
         report.context_reused = True
         return ctx, numbers
+    from . import analysis
+    from .context import build_context
+
     ctx = build_context(profiles, config)
     numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
     cache.store("context", key, (ctx, numbers))
@@ -279,12 +310,14 @@ class FigureStage:
 
 def csp_sha256(text: str) -> str:
     """The CSP source that allows exactly one inline script or style: the 404 page has no other way to run code."""
-    import base64
     return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
 
 
 def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
     """Every output file as bytes, keyed by its path inside the build folder."""
+    from .context import stepper_data
+    from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
+
     site_src = root / "site_src"
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
@@ -346,7 +379,7 @@ def _remove_stale(out: Path) -> None:
         pid = int(m.group(1))
         try:
             os.kill(pid, 0)
-            alive = pid != os.getpid()
+            alive = True
         except ProcessLookupError:
             alive = False
         except PermissionError:
@@ -414,11 +447,25 @@ def build(
     progress: Progress | None = None,
     workers: int = WORKERS,
 ) -> Report:
-    root = Path(root)
+    root = Path(root).resolve()
     report = report or Report()
     cache = cache or Cache.for_root(root)
     if clean:
         cache.clear()
+    key = report.timed("load", lambda: site_key(root))
+    hit = cache.load("site", key)
+    if hit is not None:
+        files, report.pages, report.figures = hit
+        report.site_reused = True
+    else:
+        files = pipeline(root, report, cache, progress, workers)
+        cache.store("site", key, (files, report.pages, report.figures))
+    report.timed("write", lambda: write_atomically(files, out))
+    cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT})
+    return report
+
+
+def pipeline(root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int) -> dict[str, bytes]:
     figures = FigureStage(cache, workers, progress)
     try:
         config, profiles = report.timed("load", lambda: load_inputs(root))
@@ -432,8 +479,6 @@ def build(
     jobs = {job.name: job for job in figure_jobs(ctx)}
     files["figures/manifest.json"] = manifest(ctx.figures, jobs, figures.code).encode("utf-8")
     files["numbers.json"] = (json.dumps({"profiles": numbers}, indent=2) + "\n").encode("utf-8")
-    report.timed("write", lambda: write_atomically(files, out))
-    cache.prune()
     report.pages = len(ctx.pages)
     report.figures = len(ctx.figures)
-    return report
+    return files

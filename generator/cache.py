@@ -132,14 +132,26 @@ class Cache:
         if self.directory is not None and self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
 
-    def prune(self, now: float | None = None) -> None:
-        """Drop entries neither used by this build nor touched for two weeks, so the folder stays small."""
+    def prune(self, now: float | None = None, keep_newest: dict[str, int] | None = None) -> None:
+        """Drop entries neither used by this build nor touched for two weeks, and all but the newest few of
+        the kinds that are large and change with every edit, so the folder stays small."""
         if not self.enabled or not self.directory.exists():
             return
         cutoff = (now or time.time()) - KEEP_UNUSED_SECONDS
-        for path in self.directory.glob("*/*.pickle"):
-            try:
-                if path not in self.used and path.stat().st_mtime < cutoff:
-                    path.unlink()
-            except OSError:
-                pass
+        for kind in sorted(p.name for p in self.directory.iterdir() if p.is_dir()):
+            entries = []
+            for path in self.directory.glob(f"{kind}/*.pickle"):
+                try:
+                    entries.append((path.stat().st_mtime, path))
+                except OSError:
+                    pass
+            entries.sort(reverse=True)
+            limit = (keep_newest or {}).get(kind)
+            for rank, (mtime, path) in enumerate(entries):
+                if path in self.used and (limit is None or rank < limit):
+                    continue
+                if mtime < cutoff or (limit is not None and rank >= limit):
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass

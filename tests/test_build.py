@@ -1,0 +1,349 @@
+"""The build as a whole: atomic, reproducible to the byte, cached, and readable when it fails.
+
+Builds run on a copy of the project's inputs and share one cache folder for the session, so only
+the tests that must compute everything (the two fresh-process builds) pay for a cold build.
+"""
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import build as B
+from generator.cache import ENV_DIR, Cache, canonical
+from generator.commands.build import progress_printer
+from generator.errors import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def copy_project(dest: Path) -> Path:
+    for name in ("data", "site_src"):
+        shutil.copytree(ROOT / name, dest / name)
+    return dest
+
+
+def shared_cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.getbasetemp() / "generator-cache"
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def stat_tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*"))}
+
+
+class StageCache(Cache):
+    """The shared cache without its whole-site entries, so a build runs every stage and reuses their results."""
+
+    def load(self, kind, key):
+        return None if kind == "site" else super().load(kind, key)
+
+    def store(self, kind, key, value):
+        if kind != "site":
+            super().store(kind, key, value)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = copy_project(tmp_path_factory.mktemp("project"))
+    report = B.build(root, root / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
+    return root, report
+
+
+@pytest.fixture
+def project(tmp_path, site):
+    """A fresh copy of the inputs with the module's build already in place as the 'previous' build."""
+    root = copy_project(tmp_path / "p")
+    shutil.copytree(site[0] / "build", root / "build", copy_function=shutil.copy2)
+    return root
+
+
+def test_a_build_writes_every_listed_page_its_figures_a_manifest_and_a_404_page(site):
+    root, report = site
+    out = root / "build"
+    slugs = yaml.safe_load((root / "data" / "site.yaml").read_text())["pages"]
+    for slug in slugs:
+        assert (out / f"{slug}.html").is_file()
+    assert (out / "404.html").is_file() and (out / "numbers.json").is_file()
+    entries = json.loads((out / "figures" / "manifest.json").read_text())["figures"]
+    assert len(entries) == report.figures > 0 and report.pages == len(slugs)
+    for name, entry in entries.items():
+        svg = (out / "figures" / entry["file"]).read_bytes()
+        assert hashlib.sha256(svg).hexdigest() == entry["sha256"]
+        assert set(entry["inputs"]) == {"function", "inputs_sha256", "code_sha256"}
+        assert entry["alt"] and entry["caption"]
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".build-")], "a staging folder was left behind"
+
+
+def test_two_clean_builds_in_fresh_processes_with_different_hash_seeds_are_byte_identical(site, tmp_path, tmp_path_factory):
+    root = site[0]
+
+    def clean_build(seed: str) -> subprocess.CompletedProcess:
+        cache = tmp_path / f"cache-{seed}"
+        shutil.copytree(shared_cache_dir(tmp_path_factory), cache)  # --clean must ignore it
+        env = {**os.environ, "PYTHONHASHSEED": seed, ENV_DIR: str(cache), "TZ": f"Etc/GMT+{seed}"}
+        env.pop("SOURCE_DATE_EPOCH", None)
+        return subprocess.run([sys.executable, "-m", "generator", "build", "--clean", "--out", str(tmp_path / f"out-{seed}")],
+                              cwd=root, env=env, capture_output=True, text=True)
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(clean_build, ["1", "2"]))
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert re.search(r"12 figures \(12 rendered, 0 reused\), analysis computed", run.stdout) or \
+            re.search(r"(\d+) figures \(\1 rendered, 0 reused\), analysis computed", run.stdout), run.stdout
+    first, second, cached = tree(tmp_path / "out-1"), tree(tmp_path / "out-2"), tree(root / "build")
+    assert sorted(first) == sorted(second) == sorted(cached)
+    assert [name for name in first if first[name] != second[name]] == []
+    assert [name for name in first if first[name] != cached[name]] == []
+
+
+def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, tmp_path_factory, monkeypatch):
+    root = site[0]
+    glob, rglob = Path.glob, Path.rglob
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: list(reversed(list(glob(self, pattern)))))
+    monkeypatch.setattr(Path, "rglob", lambda self, pattern: list(reversed(list(rglob(self, pattern)))))
+    report = B.build(root, tmp_path / "out", cache=StageCache(shared_cache_dir(tmp_path_factory)))
+    monkeypatch.undo()
+    assert not report.site_reused
+    assert tree(tmp_path / "out") == tree(root / "build")
+
+
+def test_a_rebuild_with_nothing_changed_imports_neither_matplotlib_nor_the_analysis(site, tmp_path_factory):
+    root = site[0]
+    code = (
+        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
+        f"r = build(Path({str(root)!r}), Path({str(root / 'build')!r}), cache=Cache(Path({str(shared_cache_dir(tmp_path_factory))!r})))\n"
+        "print(r.site_reused, r.rendered, sorted(m for m in ('matplotlib', 'generator.analysis', 'generator.context', 'jinja2') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0", "[]"]
+
+
+def test_a_rebuild_that_must_render_pages_reuses_every_figure_and_the_monte_carlo(site, tmp_path, tmp_path_factory, monkeypatch):
+    import generator.analysis
+    import generator.context
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the Monte Carlo ran again")
+
+    monkeypatch.setattr(generator.analysis, "convergence_suite", forbidden)
+    monkeypatch.setattr(generator.context, "build_context", forbidden)
+    report = B.build(site[0], tmp_path / "out", cache=StageCache(shared_cache_dir(tmp_path_factory)))
+    assert report.context_reused and report.rendered == 0 and report.reused == report.figures
+
+
+def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_path_factory):
+    config = project / "data" / "site.yaml"
+    text = config.read_text()
+    assert "peak_tflops: 312" in text
+    config.write_text(text.replace("peak_tflops: 312", "peak_tflops: 624"))
+    before = json.loads((project / "build" / "figures" / "manifest.json").read_text())["figures"]
+    report = B.build(project, project / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
+    after = json.loads((project / "build" / "figures" / "manifest.json").read_text())["figures"]
+    assert not report.context_reused and report.rendered == 1 and report.reused == report.figures - 1
+    changed = sorted(n for n in after if after[n]["inputs"]["inputs_sha256"] != before[n]["inputs"]["inputs_sha256"])
+    assert changed == ["roofline"]
+    assert after["roofline"]["sha256"] != before["roofline"]["sha256"]
+
+
+def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
+    from fractions import Fraction
+    keys = {canonical(v) for v in (Fraction(1, 2), 0.5, "1/2", [Fraction(1, 2)], (Fraction(1, 2),))}
+    assert len(keys) == 4  # a list and a tuple of the same values are the same input
+
+
+def test_the_figure_key_changes_when_the_drawing_code_changes(monkeypatch):
+    stage = B.FigureStage(Cache(None), workers=1)
+    job = B.FigureJob("roofline", {"name": "roofline", "positions": [1, 2]})
+    before = stage.key(job)
+    monkeypatch.setattr(B, "source_digest", lambda *modules: "edited")
+    assert B.FigureStage(Cache(None), workers=1).key(job) != before
+
+
+def _break_data(root: Path) -> str:
+    path = root / "data" / "profiles.v1.json"
+    raw = json.loads(path.read_text())
+    raw["tokens"] = raw["tokens"][:1]
+    path.write_text(json.dumps(raw))
+    return "profiles.v1.json"
+
+
+def _break_template(root: Path) -> str:
+    path = root / "site_src" / "templates" / "page.html"
+    path.write_text(path.read_text() + "\n{% if %}\n")
+    return "page.html"
+
+
+def _break_figure(root: Path, monkeypatch) -> str:
+    jobs = B.figure_jobs
+
+    def broken(ctx):
+        out = jobs(ctx)
+        return [B.FigureJob(j.function, {**j.kwargs, "rates": [("x", ["not a number"])]}) if j.name == "acceptance" else j
+                for j in out]
+
+    monkeypatch.setattr(B, "figure_jobs", broken)
+    return "generator/figures.py: line"
+
+
+def _break_analysis(root: Path, monkeypatch) -> str:
+    import generator.context
+
+    def boom(*args, **kwargs):
+        raise ZeroDivisionError("no rounds")
+
+    monkeypatch.setattr(B, "context_key", lambda config: "never-cached")
+    monkeypatch.setattr(generator.context, "build_context", boom)
+    return "generator/build.py: line"
+
+
+@pytest.mark.parametrize("breakage", ["bad data", "a template error", "a figure that raises", "an unexpected exception"])
+def test_a_failing_build_names_the_file_and_leaves_the_previous_build_exactly_as_it_was(breakage, project, tmp_path_factory, monkeypatch):
+    out = project / "build"
+    before = stat_tree(out)
+    breakers = {"bad data": lambda: _break_data(project), "a template error": lambda: _break_template(project),
+                "a figure that raises": lambda: _break_figure(project, monkeypatch),
+                "an unexpected exception": lambda: _break_analysis(project, monkeypatch)}
+    where = breakers[breakage]()
+    with pytest.raises(UserError) as failure:
+        B.build(project, out, cache=StageCache(shared_cache_dir(tmp_path_factory)), workers=1)
+    message = str(failure.value)
+    assert where in message and "\n" not in message
+    assert stat_tree(out) == before
+    assert sorted(p.name for p in project.iterdir()) == ["build", "data", "site_src"]
+
+
+def test_the_command_line_reports_a_failed_build_in_one_line_and_exits_2(project, tmp_path_factory):
+    _break_data(project)
+    before = stat_tree(project / "build")
+    env = {**os.environ, ENV_DIR: str(shared_cache_dir(tmp_path_factory))}
+    done = subprocess.run([sys.executable, "-m", "generator", "build"], cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "profiles.v1.json" in lines[0]
+    assert stat_tree(project / "build") == before
+
+
+def test_the_summary_names_pages_figures_and_the_time_of_each_stage(site, tmp_path, tmp_path_factory):
+    env = {**os.environ, ENV_DIR: str(shared_cache_dir(tmp_path_factory))}
+    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
+                          cwd=site[0], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"built \S+: \d+ pages, \d+ figures.*load \d+\.\d\ds.*write \d+\.\d\ds; \d+\.\d\ds in all\n", done.stdout)
+    assert done.stderr == ""  # progress goes to a terminal only
+
+
+def test_progress_is_drawn_only_on_a_terminal():
+    class Terminal(StringIO):
+        def isatty(self):
+            return True
+
+    assert progress_printer(StringIO())[0] is None
+    screen = Terminal()
+    show, finish = progress_printer(screen)
+    show("figures", 3, 12)
+    assert "figures: 3/12" in screen.getvalue()
+
+
+def test_write_atomically_refuses_to_replace_a_folder_that_is_not_a_build(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.txt").write_text("keep me")
+    with pytest.raises(UserError, match="refusing to replace"):
+        B.write_atomically({"index.html": b"x"}, docs)
+    assert (docs / "notes.txt").read_text() == "keep me"
+
+
+def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path):
+    dead = tmp_path / f".out-new-{2 ** 22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
+    dead.mkdir()
+    mine = tmp_path / f".out-new-{os.getpid()}-abc"
+    mine.mkdir()
+    B.write_atomically({"index.html": b"x"}, tmp_path / "out")
+    assert not dead.exists() and mine.exists() and (tmp_path / "out" / "index.html").read_bytes() == b"x"
+
+
+def test_source_date_epoch_fixes_every_file_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    B.write_atomically({"index.html": b"x", "figures/a.svg": b"<svg/>"}, tmp_path / "out")
+    times = {p.stat().st_mtime for p in [tmp_path / "out", *(tmp_path / "out").rglob("*")]}
+    assert times == {1700000000}
+
+
+def test_the_404_page_loads_no_relative_asset_and_its_csp_allows_exactly_its_inline_script(site):
+    page = (site[0] / "build" / "404.html").read_text()
+    assert not re.search(r"<link|<img|<script[^>]+src=|style=", page)
+    script = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
+    first = yaml.safe_load((site[0] / "data" / "site.yaml").read_text())["pages"][0]
+    assert f'id="home" href="{first}.html"' in page
+
+
+class PagesLikeHandler(SimpleHTTPRequestHandler):
+    """GitHub Pages for a project site: the build under /repo/, and its 404.html for any missing path."""
+
+    def log_message(self, *args):
+        pass
+
+    def send_head(self):
+        if not self.path.startswith("/repo/"):
+            self.send_error(404)
+            return None
+        self.path = self.path[len("/repo"):]
+        local = Path(self.translate_path(self.path))
+        if local.is_file() or (local.is_dir() and (local / "index.html").is_file()):
+            return super().send_head()
+        body = (Path(self.directory) / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return __import__("io").BytesIO(body)
+
+
+@pytest.mark.browser
+def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subpath(site):
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing, and CI must run the browser tests")
+        pytest.skip("chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(PagesLikeHandler, directory=str(site[0] / "build")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    first = yaml.safe_load((site[0] / "data" / "site.yaml").read_text())["pages"][0]
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox"])
+            page = browser.new_page()
+            errors = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None)
+            for missing in ("/repo/nope", "/repo/a/b/c/nope.html", "/repo/deep/er/"):
+                response = page.goto(origin + missing)
+                assert response.status == 404
+                page.wait_for_function(f"document.getElementById('home').href === '{origin}/repo/{first}.html'", timeout=5000)
+            browser.close()
+        assert not [e for e in errors if "Content Security Policy" in e]
+    finally:
+        server.shutdown()
+        server.server_close()
