@@ -128,9 +128,8 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     return True
 
 
-def watch(root: Path, site: Site, stop: threading.Event) -> None:
+def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:
     folders = watched_folders(root)
-    last = snapshot(folders)
     while not stop.wait(POLL_SECONDS):
         now = snapshot(folders)
         if now == last:
@@ -200,6 +199,7 @@ def run(args) -> int:
     mimetypes.add_type("image/svg+xml", ".svg")
     root = Path.cwd()
     site = Site(Path(args.out).resolve())
+    sources = snapshot(watched_folders(root))  # before the first build, so an edit made during it is not missed
     if not rebuild(root, site) and site.out.is_dir():
         error = site.state()["error"]
         site.load()  # the previous build/ is still a good site to look at while the error is fixed
@@ -208,7 +208,7 @@ def run(args) -> int:
     server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     server.daemon_threads = True
     stop = threading.Event()
-    watcher = threading.Thread(target=watch, args=(root, site, stop), daemon=True)
+    watcher = threading.Thread(target=watch, args=(root, site, stop, sources), daemon=True)
     watcher.start()
     print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C to stop)", flush=True)
     try:

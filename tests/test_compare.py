@@ -1,0 +1,120 @@
+"""`compare` on two builds that differ in known ways: one figure redrawn, one removed, one added, one page's text."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.build import build
+from generator.cache import Cache
+from generator.commands.check import check_site
+from generator.commands.compare import visible_text, write_review
+
+ROOT = Path(__file__).resolve().parent.parent
+ADDED_TEXT = "Fish & chips <3, added by the test"
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    for name in ("data", "site_src"):
+        shutil.copytree(ROOT / name, root / name)
+    build(root, root / "build", cache=Cache(tmp_path_factory.getbasetemp() / "generator-cache"))
+    base = root / "build"
+    head = Path(shutil.copytree(base, root / "head"))
+    manifest_path = head / "figures" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    figures = manifest["figures"]
+
+    svg = head / "figures" / "roofline.svg"
+    text = svg.read_text()
+    colour = re.search(r"#[0-9a-f]{6}", text).group(0)
+    svg.write_text(text.replace(colour, "#ff00ff"))
+    figures["roofline"]["inputs"]["inputs_sha256"] = "0" * 64
+
+    (head / "figures" / "acceptance.svg").unlink()
+    del figures["acceptance"]
+    shutil.copyfile(head / "figures" / "round-lengths.svg", head / "figures" / "brand-new.svg")
+    figures["brand-new"] = {**figures["round-lengths"], "file": "brand-new.svg"}
+    manifest_path.write_text(json.dumps(manifest))
+
+    page = head / "index.html"
+    html = page.read_text()
+    page.write_text(html.replace("</main>", "<p>Fish &amp; chips &lt;3, added by the test</p></main>", 1))
+
+    out = root / "review"
+    figs, pages = write_review(base, head, out)
+    return base, head, out, figs, pages
+
+
+def test_every_added_removed_or_changed_figure_is_shown_before_and_after(builds):
+    base, head, out, figs, _ = builds
+    status = {f.name: f.status for f in figs if f.status != "unchanged"}
+    assert status == {"roofline": "changed", "acceptance": "removed", "brand-new": "added"}
+    assert (out / "figures" / "before" / "roofline.svg").read_bytes() == (base / "figures" / "roofline.svg").read_bytes()
+    assert (out / "figures" / "after" / "roofline.svg").read_bytes() == (head / "figures" / "roofline.svg").read_bytes()
+    assert (out / "figures" / "before" / "acceptance.svg").exists() and not (out / "figures" / "after" / "acceptance.svg").exists()
+    assert (out / "figures" / "after" / "brand-new.svg").exists() and not (out / "figures" / "before" / "brand-new.svg").exists()
+    page = (out / "index.html").read_text()
+    assert 'src="figures/before/roofline.svg"' in page and 'src="figures/after/roofline.svg"' in page
+    assert "the numbers it is drawn from changed" in page
+
+
+def test_unchanged_figures_are_listed_but_not_shown(builds):
+    _, _, out, figs, _ = builds
+    unchanged = [f.name for f in figs if f.status == "unchanged"]
+    assert "profile-aligned" in unchanged
+    page = (out / "index.html").read_text()
+    shown = set(re.findall(r'src="figures/(?:before|after)/([^"]+)\.svg"', page))
+    assert shown == {"roofline", "acceptance", "brand-new"}
+    assert all(f"<code>{name}</code>" in page for name in unchanged)
+    assert sorted(p.name for p in (out / "figures").rglob("*.svg")) == ["acceptance.svg", "brand-new.svg", "roofline.svg", "roofline.svg"]
+
+
+def test_a_page_whose_text_changed_gets_a_readable_escaped_diff(builds):
+    _, _, out, _, pages = builds
+    assert [(p.path, p.status, p.added, p.removed) for p in pages] == [("index.html", "changed", 1, 0)]
+    page = (out / "index.html").read_text()
+    assert "+Fish &amp; chips &lt;3, added by the test" in page
+    assert ADDED_TEXT not in page
+
+
+def test_the_review_page_is_self_contained_and_well_formed(builds):
+    out = builds[2]
+    assert [str(p) for p in check_site(out)] == []
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', (out / "index.html").read_text())
+
+
+def test_the_summary_is_markdown_for_the_job_summary(builds):
+    summary = (builds[2] / "summary.md").read_text()
+    assert summary.startswith("## Figure review\n")
+    assert "1 figures changed, 1 added, 1 removed" in summary
+    assert "| `roofline` | changed | the numbers it is drawn from changed |" in summary
+    assert "| `acceptance` | removed |" in summary and "| `brand-new` | added |" in summary
+    assert "`index.html` (changed): +1 −0 lines" in summary
+    assert "Unchanged figures: " in summary and "`profile-aligned`" in summary
+
+
+def test_visible_text_skips_scripts_and_styles_and_reads_images_by_their_alt():
+    lines = visible_text("<html><head><title>T</title><style>p{}</style></head><body><script>var x</script>"
+                         "<p>One <b>two</b></p><img src=a.svg alt='A chart'><li>three</li></body></html>")
+    assert lines == ["[title: T]", "One two", "[image: A chart]", "three"]
+
+
+def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
+    base = builds[0]
+    done = subprocess.run([sys.executable, "-m", "generator", "compare", str(base), str(base), "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "0 figures changed, 0 added, 0 removed" in done.stdout and "no page text changed" in done.stdout
+    assert not (tmp_path / "r" / "figures").exists()
+
+
+def test_compare_refuses_to_overwrite_a_folder_that_is_not_a_review(builds, tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    done = subprocess.run([sys.executable, "-m", "generator", "compare", str(builds[0]), str(builds[1]), "--out", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "refusing" in done.stderr and (tmp_path / "keep.txt").exists()
