@@ -243,10 +243,16 @@ def warm_up() -> None:
 
 
 def _pool() -> ProcessPoolExecutor:
-    # fork: workers start in milliseconds with the parent's modules already imported
+    """Forked workers start in milliseconds with our modules already imported; forking is only safe
+    while this process has no other thread (a lock held elsewhere would stay held in the child)."""
+    import threading
+
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
+    if "fork" in methods and threading.active_count() == 1:
+        method = "fork"
+    else:
+        method = "forkserver" if "forkserver" in methods else "spawn"
+    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context(method))
 
 
 class FigureStage:
@@ -471,6 +477,8 @@ def pipeline(root: Path, report: Report, cache: Cache, progress: Progress | None
         config, profiles = report.timed("load", lambda: load_inputs(root))
         if not cache.has("context", context_key(config)):
             figures.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
+            if progress:
+                progress("analysis", 0, 0)
         ctx, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
         ctx.figures = report.timed("figures", lambda: figures.run(ctx, report))
     finally:

@@ -22,8 +22,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .paths import CACHE as DEFAULT_DIR
+
 PACKAGE = Path(__file__).resolve().parent
-DEFAULT_DIR = Path(".cache") / "generator"
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
 

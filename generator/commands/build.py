@@ -20,7 +20,8 @@ def progress_printer(stream=None):
         return None, lambda: None
 
     def show(stage: str, done: int, total: int) -> None:
-        stream.write(f"\r{stage}: {done}/{total}" + (" " * 8))
+        stream.write(f"\r{stage}: {done}/{total}" if total else f"\r{stage}...")
+        stream.write(" " * 8)
         stream.flush()
 
     def finish() -> None:
