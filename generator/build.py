@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .cache import Cache, digest, package_version, source_digest
+from .cache import Cache, digest, module_closure, package_version, source_digest
 from .errors import UserError
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only
     from .context import Context
 
 PACKAGE = Path(__file__).resolve().parent
-CONTEXT_MODULES = ("analysis", "config", "context", "engine", "profiles")
-FIGURE_MODULES = ("figures",)
+CONTEXT_MODULES = module_closure("context", "config", "profiles")
+FIGURE_MODULES = module_closure("figures")
 SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml")
 SITE_ENTRIES_KEPT = 3
@@ -122,7 +122,7 @@ def site_key(root: Path) -> str:
     """Everything a build reads: data/, site_src/, the profiles file site.yaml names, our code, library versions."""
     h = hashlib.sha256()
     files = [p for folder in SITE_INPUTS for p in sorted((root / folder).rglob("*")) if p.is_file()]
-    files += sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    files += sorted(p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     site = root / "data" / "site.yaml"
     if site.exists():
         m = re.search(r"^profiles:\s*(\S+)\s*$", site.read_text(encoding="utf-8", errors="replace"), re.M)

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
 import sys
 import tempfile
@@ -29,11 +30,47 @@ ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
 
 
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+([^#\n]+)", re.M)
+
+
+def _module_file(name: str) -> Path | None:
+    base = PACKAGE.joinpath(*name.split(".")) if name else PACKAGE
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    return base / "__init__.py" if (base / "__init__.py").is_file() else None
+
+
+def module_closure(*names: str) -> tuple[str, ...]:
+    """The named generator modules and every module of ours they import, read off their relative imports,
+    so that a cache key over "the code that computes it" stays right when someone adds an import."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for dots, module, imported in _IMPORT.findall(path.read_text(encoding="utf-8")):
+            parent = package
+            for _ in range(len(dots) - 1):
+                parent = parent.rpartition(".")[0]
+            target = ".".join(p for p in (parent, module) if p)
+            todo.append(target)
+            for item in imported.strip().strip("()").split(","):
+                item = item.strip().split(" as ")[0].strip()
+                if item.isidentifier():
+                    todo.append(".".join(p for p in (target, item) if p))
+    return tuple(sorted(seen))
+
+
 def source_digest(*modules: str) -> str:
     """Hash of generator modules' source files, read from disk so nothing has to be imported."""
     h = hashlib.sha256()
     for name in sorted(modules):
-        h.update(name.encode() + b"\0" + (PACKAGE / f"{name}.py").read_bytes() + b"\0")
+        path = _module_file(name)
+        h.update(name.encode() + b"\0" + (path.read_bytes() if path else b"missing") + b"\0")
     return h.hexdigest()
 
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from generator import build as B
-from generator.cache import ENV_DIR, Cache, canonical
+from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
 
@@ -178,6 +178,11 @@ def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
     from fractions import Fraction
     keys = {canonical(v) for v in (Fraction(1, 2), 0.5, "1/2", [Fraction(1, 2)], (Fraction(1, 2),))}
     assert len(keys) == 4  # a list and a tuple of the same values are the same input
+
+
+def test_the_analysis_key_covers_every_module_the_context_imports_even_indirectly():
+    assert {"context", "analysis", "engine", "profiles", "config"} <= set(B.CONTEXT_MODULES)
+    assert "playground.ngram" in module_closure("playground")  # a subpackage's own relative imports
 
 
 def test_the_figure_key_changes_when_the_drawing_code_changes(monkeypatch):
