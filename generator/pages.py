@@ -164,7 +164,8 @@ def render_markdown(md: MarkdownIt, text: str) -> tuple[str, list[Heading]]:
             inline = tokens[i + 1]
             label = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
             headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), label.strip()))
-    return label_anchors(md.renderer.render(tokens, md.options, env), headings), headings
+    html = label_anchors(md.renderer.render(tokens, md.options, env), headings)
+    return mark_external_links(wrap_scroll_boxes(html, headings)), headings
 
 
 _ANCHOR = re.compile(r'<a class="header-anchor" href="#([^"]+)">#</a>')
@@ -182,6 +183,41 @@ def label_anchors(html: str, headings: list[Heading]) -> str:
         return f'<a class="header-anchor" href="#{m.group(1)}" aria-label="{label}">#</a>'
 
     return _ANCHOR.sub(labelled, html)
+
+
+_SECTION_OR_BOX = re.compile(r'<h[23][^>]*\bid="([^"]+)"|(<table>.*?</table>)|<div class="math block">', re.S)
+_EXTERNAL_LINK = re.compile(r'<a ((?:(?!\brel=)[^>])*?\bhref="(?:https?:)?//[^"]*"(?:(?!\brel=)[^>])*)>')
+
+
+def wrap_scroll_boxes(html: str, headings: list[Heading]) -> str:
+    """Make every Markdown table and display equation a named, focusable scroll box.
+
+    Both are wider than a phone; a box that scrolls but cannot take focus cannot be scrolled from the
+    keyboard (WCAG 2.1.1). Only markdown-it's bare <table> and dollarmath's block <div> are touched:
+    widget partials are swapped in later and label their own boxes.
+    """
+    names = {h.id: h.text for h in headings}
+    section, seen = "", {}
+
+    def box(m: re.Match) -> str:
+        nonlocal section
+        if m.group(1) is not None:
+            section = names.get(m.group(1), section)
+            return m.group(0)
+        kind = "Table" if m.group(2) else "Equation"
+        base = f"{kind}: {section}" if section else kind
+        seen[base] = seen.get(base, 0) + 1
+        label = escape(base if seen[base] == 1 else f"{base} ({seen[base]})")
+        if kind == "Table":
+            return f'<div class="table-scroll" role="region" tabindex="0" aria-label="{label}">\n{m.group(2)}\n</div>'
+        return f'<div class="math block" role="group" tabindex="0" aria-label="{label}">'
+
+    return _SECTION_OR_BOX.sub(box, html)
+
+
+def mark_external_links(html: str) -> str:
+    """rel="noopener noreferrer" on every link that leaves the site: the target page gets no handle on ours."""
+    return _EXTERNAL_LINK.sub(lambda m: f'<a {m.group(1)} rel="noopener noreferrer">', html)
 
 
 # --- Jinja -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// Progressive enhancement for the pages: the frame stepper and the Positions tabs.
+// Progressive enhancement for the pages: the frame stepper, the Positions tabs, too-wide inline formulas.
 // Every frame and every table is already in the HTML; this file only chooses what shows.
 (function () {
   "use strict";
@@ -222,9 +222,37 @@
     if (!showFromHash()) show(0, false);
   }
 
+  // An inline formula wider than its column cannot wrap, so on a phone it would widen the whole
+  // page; instead it scrolls in its own box, which takes focus so the keyboard can scroll it too.
+  // (Display equations get such a box from the build.)
+  function fitWideMath() {
+    document.querySelectorAll(".math.inline").forEach((el) => {
+      const column = el.closest("p, li, td, th, dd, dt, figcaption, blockquote, caption") || el.parentElement;
+      el.classList.remove("is-wide");
+      const wide = el.getBoundingClientRect().width > column.clientWidth;
+      if (wide) {
+        el.classList.add("is-wide");
+        el.tabIndex = 0;
+        el.setAttribute("role", "group");
+        el.setAttribute("aria-label", "Equation");
+      } else if (el.hasAttribute("tabindex")) {
+        el.removeAttribute("tabindex");
+        el.removeAttribute("role");
+        el.removeAttribute("aria-label");
+      }
+    });
+  }
+
   function init() {
     document.querySelectorAll("[data-stepper]").forEach(initStepper);
     document.querySelectorAll("[data-tabs]").forEach(initTabs);
+    fitWideMath();
+    let pending = false;
+    window.addEventListener("resize", () => {
+      if (pending) return;
+      pending = true;
+      window.requestAnimationFrame(() => { pending = false; fitWideMath(); });
+    });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
