@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only
 PACKAGE = Path(__file__).resolve().parent
 CONTEXT_MODULES = module_closure("context", "config", "profiles")
 FIGURE_MODULES = module_closure("figures")
+PLAYGROUND_MODULES = module_closure("playground")
 SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml")
 SITE_ENTRIES_KEPT = 3
@@ -169,6 +170,31 @@ def analysed(config: SiteConfig, profiles, cache: Cache, report: Report) -> tupl
     numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
     cache.store("context", key, (ctx, numbers))
     return ctx, numbers
+
+
+def playground(config: SiteConfig, profiles, cache: Cache) -> dict | None:
+    """Train and measure the playground's two models, or reuse them: only the corpus, settings and code matter."""
+    settings = config.playground
+    corpus = Path(config.source).parent / settings.corpus
+    if "playground" not in config.pages:
+        return None
+    if not corpus.is_dir():
+        raise BuildError(f"{config.source}: playground.corpus: {corpus} is not a folder")
+    files = sorted(p for p in corpus.rglob("*") if p.is_file())
+    cost = profiles.cost_model
+    key = digest(
+        "playground", [(p.name, p.read_bytes().hex()) for p in files], settings, str(cost.draft_step),
+        str(cost.verify_step), source_digest(*PLAYGROUND_MODULES), package_version("numpy"), sys.version_info[:2],
+    )
+    hit = cache.load("playground", key)
+    if hit is not None:
+        return hit
+    from .playground import build_playground
+
+    data = build_playground(corpus, settings.seed, settings.rounds, cost.draft_step, cost.verify_step)
+    data["generate_chars"] = settings.generate_chars
+    cache.store("playground", key, data)
+    return data
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -332,6 +358,8 @@ def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
     ctx.pages = pages
     variables = ctx.template_vars()
     variables["stepper_json"] = json_for_script(stepper_data(ctx))
+    variables["playground"] = ctx.playground
+    variables["playground_json"] = json_for_script(ctx.playground)
     for page in pages:
         render_page(page, env, md, variables)
     files: dict[str, bytes] = {}
@@ -480,6 +508,7 @@ def pipeline(root: Path, report: Report, cache: Cache, progress: Progress | None
             if progress:
                 progress("analysis", 0, 0)
         ctx, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
+        ctx.playground = report.timed("playground", lambda: playground(config, profiles, cache))
         ctx.figures = report.timed("figures", lambda: figures.run(ctx, report))
     finally:
         figures.close()

@@ -53,6 +53,14 @@ class Roofline:
 
 
 @dataclass(frozen=True)
+class Playground:
+    corpus: str = "corpus"  # folder beside site.yaml
+    seed: int = 20240605
+    rounds: int = 2000  # measured rounds per draft length and kind of text
+    generate_chars: int = 120  # how much one press of Generate writes
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     title: str = "Speculative decoding, exactly"
     profiles: str = "profiles.v1.json"
@@ -61,6 +69,7 @@ class SiteConfig:
     seeds: Seeds = field(default_factory=Seeds)
     monte_carlo: MonteCarlo = field(default_factory=MonteCarlo)
     roofline: Roofline = field(default_factory=Roofline)
+    playground: Playground = field(default_factory=Playground)
     source: str = "<defaults>"
 
     def profiles_path(self) -> Path:
@@ -102,7 +111,7 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = {"Playground": Playground, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):

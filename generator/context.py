@@ -245,6 +245,7 @@ class Context:
     facts: dict
     figures: dict = field(default_factory=dict)  # name -> figures.Figure, filled by the build
     pages: list = field(default_factory=list)  # filled by the page stage
+    playground: dict | None = None  # the playground's models and measurements, filled by the build
 
     @property
     def vocab_size(self) -> int:

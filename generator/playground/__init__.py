@@ -130,6 +130,7 @@ def build_playground(corpus_dir: Path, seed: int, rounds: int = 2000,
     target, draft = load_models(models)
     ds, vs = _number(draft_step), _number(verify_step)
     bits = held_out_bits(target, draft, corpus)
+    measurements = measure(target, draft, corpus, seed, rounds, ds, vs)
     return {
         "models": models,
         "bits_per_char": bits["overall"],
@@ -139,10 +140,24 @@ def build_playground(corpus_dir: Path, seed: int, rounds: int = 2000,
         "cost_model": {"draft_step": ds, "verify_step": vs},
         "temperature": 1.0,
         "seed": seed,
-        "measurements": measure(target, draft, corpus, seed, rounds, ds, vs),
+        "measurements": measurements,
+        "comparison": compare_kinds(measurements),
         "prompts": example_prompts(corpus),
         "export_bytes": len(json.dumps(models, separators=(",", ":"))),
     }
+
+
+def compare_kinds(measurements: dict) -> dict:
+    """Which kind of text the draft gets through more often, pooled over every K: the seed's claim, tested."""
+    pooled = {}
+    for kind, m in measurements.items():
+        kept = sum(a * n for row in m["per_k"] for a, n in zip(row["acceptance_by_position"], row["verified_by_position"])
+                   if a is not None)
+        tried = sum(n for row in m["per_k"] for n in row["verified_by_position"])
+        pooled[kind] = kept / tried
+    higher = max(pooled, key=pooled.get)
+    lower = min(pooled, key=pooled.get)
+    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": pooled[higher] - pooled[lower]}
 
 
 # --- parity vectors ---------------------------------------------------------------------------
