@@ -18,17 +18,21 @@ VERBS = {
 }
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """Every verb is listed, but only the chosen one's module is imported: a rebuild should not pay for numpy."""
     top = argparse.ArgumentParser(prog="python -m generator", description="Build the speculative decoding explainer.")
     sub = top.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, help_text in VERBS.items():
-        module = importlib.import_module(f".commands.{verb}", __package__)
-        module.add_arguments(sub.add_parser(verb, help=help_text, description=help_text))
+        p = sub.add_parser(verb, help=help_text, description=help_text)
+        if verb == chosen:
+            importlib.import_module(f".commands.{verb}", __package__).add_arguments(p)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    args = parser(chosen if chosen in VERBS else None).parse_args(argv)
     module = importlib.import_module(f".commands.{args.verb}", __package__)
     try:
         return module.run(args)
