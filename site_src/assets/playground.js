@@ -35,10 +35,12 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A span may not carry aria-label (it has no role), so the spoken form is hidden text instead.
 function chip(kind, symbol, text, label) {
-  return el("span", { class: `pg-chip pg-chip-${kind}`, title: label, "aria-label": label },
+  return el("span", { class: `pg-chip pg-chip-${kind}`, title: label },
     el("span", { class: "pg-chip-symbol", "aria-hidden": "true", text: symbol }),
-    el("span", { class: "pg-chip-text", "aria-hidden": "true", text }));
+    el("span", { class: "pg-chip-text", "aria-hidden": "true", text }),
+    el("span", { class: "visually-hidden", text: label }));
 }
 
 function roundItem(round, number) {
@@ -239,7 +241,8 @@ function init(root) {
       el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target probability (line)");
     const summary = `Total variation distance between the two histograms: ${result.tvd.toFixed(3)} over ${samples} draws each` +
       (t === 0 ? " (greedy: both always give the target's top character)." : ".");
-    checkResult.replaceChildren(el("p", { text: summary }), legend, svg, table);
+    const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: next-character frequencies" }, table);
+    checkResult.replaceChildren(el("p", { text: summary }), legend, svg, box);
     announce(summary);
   }
 

@@ -12,7 +12,6 @@ import functools
 import http.server
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -53,9 +52,14 @@ def need_java() -> str:
 
 @functools.cache
 def built_site() -> Path:
-    """The site built from this checkout into a private folder; the build cache makes a repeat cheap."""
+    """The site built from this checkout into a private folder; the build cache makes a repeat cheap.
+
+    QUALITY_SITE=DIR runs the gates on a site built elsewhere instead (build/, or a draft page).
+    """
     from generator.build import build
 
+    if os.environ.get("QUALITY_SITE"):
+        return Path(os.environ["QUALITY_SITE"]).resolve()
     parent = Path(tempfile.mkdtemp(prefix="quality-site-"))
     atexit.register(shutil.rmtree, parent, True)
     out = parent / "site"
@@ -156,6 +160,15 @@ def open_page(browser, origin: str, name: str, *, settle: bool = False, **contex
     if settle:
         page.wait_for_load_state("networkidle")
     return visit
+
+
+def exercise_widgets(page) -> None:
+    """Make the playground draw what it only draws on request, so the gates judge that output too."""
+    if page.locator("#pg-generate").is_visible():
+        page.click("#pg-generate")
+        page.wait_for_function("document.querySelector('#pg-rounds').children.length > 0")
+        page.click("#pg-check")
+        page.wait_for_function("document.querySelector('#pg-check-result table')", timeout=30000)
 
 
 def pytest_terminal_summary(terminalreporter):

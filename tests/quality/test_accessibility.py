@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AXE, need_node_modules, open_page
+from conftest import AXE, exercise_widgets, need_node_modules, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -40,6 +40,7 @@ def describe(violations) -> str:
 def test_axe_finds_no_wcag_a_or_aa_violation(browser, origin, axe_source, page_name, scheme, width):
     visit = open_page(browser, origin, page_name, color_scheme=scheme, viewport={"width": width, "height": 900})
     try:
+        exercise_widgets(visit.page)
         visit.page.evaluate(axe_source)
         violations = visit.page.evaluate(RUN_AXE, WCAG_TAGS)
     finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import open_page
+from conftest import exercise_widgets, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -14,7 +14,10 @@ NARROW = 360
 
 def test_a_page_asks_for_nothing_outside_its_site_and_logs_no_error_or_warning(browser, origin, page_name):
     visit = open_page(browser, origin, page_name, settle=True)
-    visit.page.context.close()
+    try:
+        exercise_widgets(visit.page)
+    finally:
+        visit.page.context.close()
     assert not visit.problems, f"{page_name}:\n" + "\n".join(visit.problems)
 
 
@@ -48,6 +51,7 @@ OVERFLOW = """(limit) => {
 def test_at_360px_nothing_scrolls_sideways_images_scale_and_tables_scroll_in_their_own_box(browser, origin, page_name):
     visit = open_page(browser, origin, page_name, viewport={"width": NARROW, "height": 800})
     try:
+        exercise_widgets(visit.page)
         found = visit.page.evaluate(OVERFLOW, NARROW)
     finally:
         visit.page.context.close()
@@ -88,6 +92,7 @@ def test_with_reduced_motion_nothing_animates_transitions_or_scrolls_smoothly(br
     visit = open_page(browser, origin, page_name, reduced_motion="reduce")
     try:
         play_one_frame(visit.page)
+        exercise_widgets(visit.page)
         moving = visit.page.evaluate(MOVING)
     finally:
         visit.page.context.close()
