@@ -1,11 +1,28 @@
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PROFILES = ROOT / "data" / "profiles.v1.json"
+from support import PROFILES, ROOT
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_build_cache(tmp_path_factory):
+    """Every build the tests run, in-process or in a subprocess, shares one cache outside the project.
+
+    Builds of copied projects then reuse the Monte Carlo and the figures instead of recomputing
+    them cold each time, and the tests never write into the project's own .cache/.
+    """
+    import os
+
+    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    previous = os.environ.get("GENERATOR_CACHE_DIR")
+    os.environ["GENERATOR_CACHE_DIR"] = str(cache)
+    yield cache
+    if previous is None:
+        os.environ.pop("GENERATOR_CACHE_DIR", None)
+    else:
+        os.environ["GENERATOR_CACHE_DIR"] = previous
 
 
 @pytest.fixture

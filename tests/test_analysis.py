@@ -8,7 +8,7 @@ from generator import analysis as A
 from generator.config import MonteCarlo, Seeds
 from generator.engine import run_round
 from generator.profiles import load_profiles
-from conftest import PROFILES
+from support import PROFILES
 
 P = load_profiles(PROFILES)
 

@@ -5,7 +5,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 
 def run(*args, cwd=ROOT):

@@ -7,7 +7,7 @@ from generator import analysis
 from generator.config import load_config
 from generator.context import build_context, stepper_data
 from generator.profiles import load_profiles
-from conftest import ROOT
+from support import ROOT
 
 
 @pytest.fixture(scope="module")

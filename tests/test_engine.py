@@ -8,7 +8,7 @@ from generator.engine import (
     ACCEPTED, DROPPED, REJECTED, accept_probability, draw, excess, overlap, residual, run_round,
 )
 from generator.profiles import load_profiles
-from conftest import PROFILES
+from support import PROFILES
 
 
 def rows(size, denominator=24):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from support import ROOT
 from generator import analysis
 from generator.build import build, load_inputs
 from generator.engine import run_round

@@ -6,7 +6,7 @@ from fractions import Fraction
 import pytest
 
 from generator.profiles import DataError, load_profiles, parse_profiles
-from conftest import PROFILES, ROOT
+from support import PROFILES, ROOT
 
 
 def test_the_shipped_file_has_six_tokens_five_positions_and_a_bonus_row():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from support import ROOT
 from generator.build import build, load_inputs
 from generator.context import build_context
 
