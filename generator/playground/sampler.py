@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..engine import draw  # the same cumulative walk: exact on Fractions, plain on floats
 from .ngram import Model
 
 ACCEPTED, REJECTED, DROPPED = "accepted", "rejected", "dropped"
@@ -45,20 +46,6 @@ def argmax(row: Sequence[float]) -> int:
         if row[i] > row[best]:
             best = i
     return best
-
-
-def draw(row: Sequence[float], u: float) -> int:
-    """engine.draw over floats: the index whose cumulative interval holds u, skipping zeros."""
-    cumulative = 0.0
-    last = 0
-    for i, p in enumerate(row):
-        if p == 0:
-            continue
-        cumulative += p
-        last = i
-        if u < cumulative:
-            return i
-    return last
 
 
 def residual(target: Sequence[float], draft: Sequence[float]) -> list[float]:
