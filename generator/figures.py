@@ -482,7 +482,7 @@ def round_length_distribution(
         + ". ".join(described) + "."
     )
     most = [
-        f"the {label} draft most often commits {int(n_values[int(np.argmax([float(p) for p in probs]))])} "
+        f"{label[:1].lower() + label[1:]} most often commits {int(n_values[int(np.argmax([float(p) for p in probs]))])} "
         f"and expects {mu:.2f}"
         for (label, probs), mu in zip(series, means)
     ]
