@@ -7,72 +7,14 @@ is covered without touching the gates. A gate whose tool is missing skips locall
 """
 from __future__ import annotations
 
-import atexit
 import functools
 import http.server
-import os
-import shutil
-import tempfile
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-NODE_MODULES = ROOT / "node_modules"
-AXE = NODE_MODULES / "axe-core" / "axe.min.js"
-VNU = NODE_MODULES / "vnu-jar" / "build" / "dist" / "vnu.jar"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-IN_CI = os.environ.get("CI") == "true"
-WEIGHT_ROWS: list[tuple[str, int, int, int]] = []  # filled by the page-weight gate, printed at the end
-
-
-def missing(what: str) -> None:
-    """Skip here, fail in CI: a gate that silently stops running is worse than a red build."""
-    if IN_CI:
-        pytest.fail(f"{what}; CI must run every quality gate (.ci/run installs it)", pytrace=False)
-    pytest.skip(what)
-
-
-def need_node_modules(path: Path) -> Path:
-    if not path.exists():
-        missing(f"{path.relative_to(ROOT)} is missing: run `npm ci` at the repository root")
-    return path
-
-
-def need_java() -> str:
-    java = shutil.which("java")
-    if java is None:
-        missing("java is not installed (apt-get install -y default-jre-headless)")
-    return java
-
-
-@functools.cache
-def built_site() -> Path:
-    """The site built from this checkout into a private folder; the build cache makes a repeat cheap.
-
-    QUALITY_SITE=DIR runs the gates on a site built elsewhere instead (build/, or a draft page).
-    """
-    from generator.build import build
-
-    if os.environ.get("QUALITY_SITE"):
-        return Path(os.environ["QUALITY_SITE"]).resolve()
-    parent = Path(tempfile.mkdtemp(prefix="quality-site-"))
-    atexit.register(shutil.rmtree, parent, True)
-    out = parent / "site"
-    build(ROOT, out)
-    return out
-
-
-def page_names(site: Path) -> list[str]:
-    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
-
-
-def is_playground(site: Path, name: str) -> bool:
-    return Path(name).stem == "playground" or 'id="playground"' in (site / name).read_text(encoding="utf-8")
+from quality_support import CHROMIUM, CHROMIUM_ARGS, WEIGHT_ROWS, QuietHandler, built_site, missing, page_names
 
 
 def pytest_generate_tests(metafunc):
@@ -83,11 +25,6 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def site() -> Path:
     return built_site()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="session")
@@ -112,63 +49,6 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
-
-
-@dataclass
-class Visit:
-    """One page load and everything it did that a reader would not want: outside requests, failures, console noise."""
-    page: object
-    blocked: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    console: list[str] = field(default_factory=list)
-
-    @property
-    def problems(self) -> list[str]:
-        return ([f"blocked request to another origin: {u}" for u in self.blocked] + self.failed + self.console)
-
-
-def open_page(browser, origin: str, name: str, *, settle: bool = False, **context_options) -> Visit:
-    """Load a page with every other origin cut off; the caller closes visit.page.context."""
-    context = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **context_options})
-    context.set_default_timeout(10000)
-    page = context.new_page()
-    visit = Visit(page)
-
-    def block(r):
-        visit.blocked.append(r.request.url)
-        r.abort()
-
-    # Only other origins are intercepted: Chromium aborts a HEAD request that a route merely continues.
-    context.route(lambda url: not url.startswith(origin + "/"), block)
-    page.on("console", lambda m: m.type in ("error", "warning") and visit.console.append(f"console {m.type}: {m.text}"))
-    page.on("pageerror", lambda e: visit.console.append(f"uncaught: {e}"))
-    answered = set()
-
-    def response(r):
-        answered.add(r.request)
-        if r.status >= 400:
-            visit.failed.append(f"HTTP {r.status}: {r.url}")
-
-    def failed(r):
-        # A fetch whose body the script never reads is reported aborted after its answer came: not a failure.
-        if r.url.startswith(origin) and not (r.failure == "net::ERR_ABORTED" and r in answered):
-            visit.failed.append(f"failed: {r.url} ({r.failure})")
-
-    page.on("response", response)
-    page.on("requestfailed", failed)
-    page.goto(f"{origin}/{name}", wait_until="load")
-    if settle:
-        page.wait_for_load_state("networkidle")
-    return visit
-
-
-def exercise_widgets(page) -> None:
-    """Make the playground draw what it only draws on request, so the gates judge that output too."""
-    if page.locator("#pg-generate").is_visible():
-        page.click("#pg-generate")
-        page.wait_for_function("document.querySelector('#pg-rounds').children.length > 0")
-        page.click("#pg-check")
-        page.wait_for_function("document.querySelector('#pg-check-result table')", timeout=30000)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AXE, exercise_widgets, need_node_modules, open_page
+from quality_support import AXE, exercise_widgets, need_node_modules, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import exercise_widgets, open_page
+from quality_support import exercise_widgets, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import VNU, WEIGHT_ROWS, is_playground, need_java, need_node_modules, page_names
+from quality_support import VNU, WEIGHT_ROWS, is_playground, need_java, need_node_modules, page_names
 from generator.commands.check import LOADING_RELS, PageParser, check_site
 
 KB = 1000
