@@ -8,7 +8,6 @@ const {
   speculativeRound, summarise, targetAlone,
 } = window.PlaygroundCore;
 
-const GENERATE_CHARS = 120;
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 function visible(ch) {
@@ -193,7 +192,7 @@ function init(root) {
   function step(maxRounds) {
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
-    const target = state.text.length + (maxRounds ? 0 : GENERATE_CHARS);
+    const target = state.text.length + (maxRounds ? 0 : data.generate_chars);
     do {
       const round = speculativeRound({
         target: models.target, draft: models.draft, vocab: models.vocab,
