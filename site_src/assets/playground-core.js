@@ -210,23 +210,24 @@
   }
 
   // Running totals: characters per round and speedup under the cost model.
-  function summarise(rounds, k, costModel) {
+  // Each round is priced by its own draft length, so the totals stay right whatever K each used.
+  function summarise(rounds, costModel) {
     let chars = 0;
     let verified = 0;
     let accepted = 0;
+    let cost = 0;
     for (const r of rounds) {
       chars += r.committed.length;
+      cost += r.verdicts.length * costModel.draft_step + costModel.verify_step;
       for (const v of r.verdicts) {
         if (v === ACCEPTED) accepted++;
         if (v !== DROPPED) verified++;
       }
     }
     const n = rounds.length;
-    const perRound = n ? chars / n : 0;
-    const cost = k * costModel.draft_step + costModel.verify_step;
     return {
-      rounds: n, chars, perRound, acceptance: verified ? accepted / verified : 0,
-      speedup: n ? perRound / cost : 0,
+      rounds: n, chars, perRound: n ? chars / n : 0, acceptance: verified ? accepted / verified : 0,
+      speedup: cost ? chars / cost : 0,
     };
   }
 
@@ -234,12 +235,13 @@
   function compareNextChar({ target, draft, vocab, context, k, temperature, samples, nextUniform }) {
     const spec = new Array(vocab.length).fill(0);
     const alone = new Array(vocab.length).fill(0);
+    const row = distribution(target, context, temperature); // at temperature 0, greedy: the top character only
     for (let i = 0; i < samples; i++) {
       const round = speculativeRound({ target, draft, vocab, context, k, temperature, nextUniform });
       spec[vocab.indexOf(round.committed[0])]++;
-      alone[draw(distribution(target, context, temperature), nextUniform())]++;
+      alone[temperature === 0 ? argmax(row) : draw(row, nextUniform())]++;
     }
-    const exact = distribution(target, context, temperature);
+    const exact = temperature === 0 ? row.map((_, i) => (i === argmax(row) ? 1 : 0)) : row;
     return { spec, alone, exact, tvd: totalVariation(spec.map((c) => c / samples), alone.map((c) => c / samples)) };
   }
 

@@ -173,7 +173,7 @@ function init(root) {
     output.replaceChildren(
       el("span", { class: "pg-prompt-text", text: state.prompt }),
       el("span", { class: "pg-generated", text: state.text }));
-    const s = summarise(state.rounds, k(), cost);
+    const s = summarise(state.rounds, cost);
     const cells = [
       ["Rounds", String(s.rounds)],
       ["Characters committed", String(s.chars)],
@@ -245,7 +245,7 @@ function init(root) {
     announce(summary);
   }
 
-  kInput.addEventListener("input", () => { kOut.value = kInput.value; render(); });
+  kInput.addEventListener("input", () => { kOut.value = kInput.value; reset(); });
   tInput.addEventListener("input", () => { tOut.value = Number(tInput.value).toFixed(1); });
   form.addEventListener("change", (event) => {
     if (event.target.name === "pg-mode") {

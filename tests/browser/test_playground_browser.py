@@ -359,14 +359,6 @@ def test_the_distribution_check_reports_a_small_total_variation_distance(page, o
     assert tvd < 0.03, tvd
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: in greedy mode the distribution check compares argmax against temperature-1 sampling. "
-    "compareNextChar (playground-core.js) draws the 'target alone' column with draw(distribution(target, "
-    "context, 0), u), and applyTemperature(row, 0) returns the untempered row, so 'target alone' and "
-    "'target probability' are the temperature-1 distribution while speculative greedy always gives the top "
-    "character: the page reports TV 0.4-0.8 next to the claim '(greedy: both always give the target's top "
-    "character)'. Fix: in compareNextChar, when temperature === 0 count alone[argmax(row)] and report "
-    "exact as one-hot at argmax(row)."))
 def test_the_distribution_check_in_greedy_mode_agrees_with_its_own_caption(page, origin):
     open_playground(page, origin)
     page.fill("#pg-prompt", CHECK_PROMPT)
@@ -377,12 +369,6 @@ def test_the_distribution_check_in_greedy_mode_agrees_with_its_own_caption(page,
     assert tvd == 0.0, tvd
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: moving the K slider re-prices rounds already run. The K input handler calls render(), and "
-    "render() passes the slider's current k() to summarise(), so rounds drafted with K=3 are shown with "
-    "the speedup (and the 'round cost K x 0.1 + 1' label) of K=4: 1.81x becomes 1.68x with nothing run. "
-    "Fix: either reset() on a K change as on a mode, seed or prompt change, or price each round by its "
-    "own length (round.proposals.length * draft_step + verify_step) in summarise()."))
 def test_moving_the_k_slider_does_not_change_the_counts_of_rounds_already_run(page, origin):
     open_playground(page, origin)
     page.click("#pg-generate")

@@ -137,8 +137,28 @@ test("the running summary divides characters per round by the round cost", () =>
     { committed: "abc", verdicts: ["accepted", "accepted", "rejected", "dropped"] },
     { committed: "abcde", verdicts: ["accepted", "accepted", "accepted", "accepted"] },
   ];
-  const s = core.summarise(rounds, 4, { draft_step: 0.1, verify_step: 1 });
+  const s = core.summarise(rounds, { draft_step: 0.1, verify_step: 1 });
   assert.equal(s.perRound, 4);
   assert.equal(s.acceptance, 6 / 7);
   assert.ok(Math.abs(s.speedup - 4 / 1.4) < 1e-12);
+});
+
+test("each round is priced by its own draft length", () => {
+  const rounds = [
+    { committed: "ab", verdicts: ["accepted", "rejected"] },
+    { committed: "abcde", verdicts: ["accepted", "accepted", "accepted", "accepted"] },
+  ];
+  const s = core.summarise(rounds, { draft_step: 0.1, verify_step: 1 });
+  assert.ok(Math.abs(s.speedup - 7 / (1.2 + 1.4)) < 1e-12);
+});
+
+test("in greedy mode the distribution check puts every draw, both ways, on the top character", () => {
+  const result = core.compareNextChar({
+    target, draft, vocab, context: "the ", k: 4, temperature: 0, samples: 500, nextUniform: core.mulberry32(3),
+  });
+  const top = core.argmax(core.distribution(target, "the ", 1));
+  assert.equal(result.spec[top], 500);
+  assert.equal(result.alone[top], 500);
+  assert.equal(result.exact[top], 1);
+  assert.equal(result.tvd, 0);
 });
