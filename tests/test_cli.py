@@ -3,7 +3,6 @@ import subprocess
 import sys
 from fractions import Fraction as F
 
-import pytest
 
 from support import ROOT
 

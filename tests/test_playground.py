@@ -7,7 +7,7 @@ import pytest
 
 import generator.playground as pg
 from generator.analysis import chi_square_p_value
-from generator.playground.ngram import KINDS, Model, encode, load_corpus, split_held_out
+from generator.playground.ngram import KINDS, encode, load_corpus, split_held_out
 from generator.playground.sampler import (
     ACCEPTED, DROPPED, REJECTED, residual_rows, simulate, speculative_round, target_alone,
     target_resampler, temper_rows,

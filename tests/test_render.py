@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from generator.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
-from support import ROOT
 
 
 def write(path: Path, text: str) -> Path:

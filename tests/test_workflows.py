@@ -85,14 +85,16 @@ def test_the_pages_workflow_builds_main_with_the_readme_command_and_deploys_with
     assert deploy["environment"] == {"name": "github-pages", "url": "${{ steps.%s.outputs.page_url }}" % step["id"]}
 
 
-def test_ci_runs_the_readme_test_command_on_pull_requests_and_pushes_with_chromium_installed():
+def test_ci_runs_the_project_ci_script_on_pull_requests_and_pushes():
+    """The workflow runs .ci/run, which installs chromium, node and java and then runs the README's test command."""
     wf = load("ci.yml")
     assert {"pull_request", "push"} <= set(triggers(wf))
     job = wf["jobs"]["test"]
     assert job["env"]["CI"] == "true"
-    run = commands(wf, "test")
-    assert re.search(r"apt-get install -y\b.*\bchromium\b", run)
-    assert run.index("chromium") < run.index(readme_command('pip install -e ".[test]"'))
+    assert "bash .ci/run" in commands(wf, "test")
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"\bchromium\b", script) and "npm ci" in script
+    assert script.index("chromium") < script.index(readme_command('pip install -e ".[test]"'))
     assert wf["permissions"] == {"contents": "read"}
 
 

@@ -8,37 +8,21 @@ outside the local origin. The page's CSP forbids eval, so waiting is done with P
 """
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
+from browser_support import chromium, require_chromium, serve
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 PAGE_BUDGET = 1_500_000  # bytes: HTML (with the embedded model JSON) + CSS + JS, uncompressed
-GENERATE_CHARS = 120  # what one press of Generate adds at least (playground.js)
 FROM_VISIBLE = {"\u2423": " ", "\u21b5": "\n", "\u21e5": "\t"}  # playground.js shows these for blanks
 
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists():
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{CHROMIUM} is missing, and CI must run the browser tests", pytrace=False)
-    pytest.skip(f"{CHROMIUM} is not installed; the browser tests need Debian's chromium", allow_module_level=True)
-
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = require_chromium()
 expect = sync_api.expect
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +32,22 @@ def origin(tmp_path_factory):
     site = tmp_path_factory.mktemp("pg") / "site"
     build(ROOT, site)
     assert (site / "playground.html").is_file()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
+
+
+@pytest.fixture(scope="module")
+def generate_chars():
+    """What one press of Generate adds at least: the site's own setting."""
+    from generator.config import load_config
+
+    return load_config(ROOT / "data" / "site.yaml").playground.generate_chars
 
 
 @pytest.fixture
@@ -219,7 +205,7 @@ def test_without_script_only_the_note_shows(browser, origin):
         context.close()
 
 
-def test_generate_in_sampling_mode_writes_text_and_consistent_counts(page, origin):
+def test_generate_in_sampling_mode_writes_text_and_consistent_counts(page, origin, generate_chars):
     open_playground(page, origin)
     prompt = page.input_value("#pg-prompt")
     page.click("#pg-generate")
@@ -228,7 +214,7 @@ def test_generate_in_sampling_mode_writes_text_and_consistent_counts(page, origi
     shown_prompt, generated = output_parts(page)
     assert shown_prompt == prompt
     assert len(shown_prompt + generated) > len(prompt)
-    assert len(generated) >= GENERATE_CHARS
+    assert len(generated) >= generate_chars
     k = k_value(page)
     s = check_counts(page, prompt, generated, k)
     assert int(s["Rounds"]) > 0
@@ -245,7 +231,7 @@ def test_generate_in_sampling_mode_writes_text_and_consistent_counts(page, origi
     page.click("#pg-generate")
     expect(page.locator("#pg-rounds > li")).not_to_have_count(len(all_rounds))
     _, more = output_parts(page)
-    assert more.startswith(generated) and len(more) >= len(generated) + GENERATE_CHARS
+    assert more.startswith(generated) and len(more) >= len(generated) + generate_chars
     check_counts(page, prompt, more, k)
 
 
@@ -288,7 +274,7 @@ def test_step_runs_exactly_one_round_per_press_and_shows_its_chips(page, origin)
         check_counts(page, prompt, generated, k)
 
 
-def test_greedy_mode_matches_the_target_alone_character_for_character(page, origin):
+def test_greedy_mode_matches_the_target_alone_character_for_character(page, origin, generate_chars):
     open_playground(page, origin)
     page.get_by_label("Greedy (temperature 0)").check()
     expect(page.locator("#pg-live")).to_have_text("Mode: greedy. Output cleared.")
@@ -302,7 +288,7 @@ def test_greedy_mode_matches_the_target_alone_character_for_character(page, orig
     assert speculative == alone, (speculative, alone)
     shown_prompt, generated = output_parts(page)
     assert speculative == shown_prompt + generated and shown_prompt == prompt
-    assert len(generated) >= GENERATE_CHARS
+    assert len(generated) >= generate_chars
     check_counts(page, prompt, generated, k_value(page))
     expect(page.locator("#pg-live")).to_contain_text("Greedy output is identical to the target alone.")
     # greedy is deterministic: stepping on keeps agreeing with the target alone

@@ -3,53 +3,28 @@
 One browser for the module and one local server; every request is checked against that server so
 the pages are known to fetch nothing from elsewhere.
 """
-import functools
-import http.server
-import os
 import re
-import threading
-from pathlib import Path
 
 import pytest
 
+from browser_support import chromium, require_chromium, serve
 from test_widgets import build_fixture_site
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists():
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{CHROMIUM} is missing, and CI must run the browser tests", pytrace=False)
-    pytest.skip(f"{CHROMIUM} is not installed; the browser tests need Debian's chromium", allow_module_level=True)
-
-sync_api = pytest.importorskip("playwright.sync_api")
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+sync_api = require_chromium()
 
 
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory):
-    site = build_fixture_site(tmp_path_factory.mktemp("browser"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(build_fixture_site(tmp_path_factory.mktemp("browser"))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

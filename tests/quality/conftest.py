@@ -7,14 +7,12 @@ is covered without touching the gates. A gate whose tool is missing skips locall
 """
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
 import pytest
 
-from quality_support import CHROMIUM, CHROMIUM_ARGS, WEIGHT_ROWS, QuietHandler, built_site, missing, page_names
+from browser_support import chromium, serve
+from quality_support import WEIGHT_ROWS, built_site, page_names
 
 
 def pytest_generate_tests(metafunc):
@@ -29,26 +27,14 @@ def site() -> Path:
 
 @pytest.fixture(scope="session")
 def origin(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        missing(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def pytest_terminal_summary(terminalreporter):

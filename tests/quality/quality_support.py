@@ -6,31 +6,19 @@ from __future__ import annotations
 
 import atexit
 import functools
-import http.server
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
+from browser_support import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_MODULES = ROOT / "node_modules"
 AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 VNU = NODE_MODULES / "vnu-jar" / "build" / "dist" / "vnu.jar"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-IN_CI = os.environ.get("CI") == "true"
 WEIGHT_ROWS: list[tuple[str, int, int, int]] = []  # filled by the page-weight gate, printed at the end
-
-
-def missing(what: str) -> None:
-    """Skip here, fail in CI: a gate that silently stops running is worse than a red build."""
-    if IN_CI:
-        pytest.fail(f"{what}; CI must run every quality gate (.ci/run installs it)", pytrace=False)
-    pytest.skip(what)
 
 
 def need_node_modules(path: Path) -> Path:
@@ -69,11 +57,6 @@ def page_names(site: Path) -> list[str]:
 
 def is_playground(site: Path, name: str) -> bool:
     return Path(name).stem == "playground" or 'id="playground"' in (site / name).read_text(encoding="utf-8")
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""What every test that drives a browser shares: Debian's chromium, its flags, a local server.
+
+A tool a test needs but cannot find makes it skip on a developer's machine and fail in CI
+(CI=true), so a green CI always means the browser tests ran.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+IN_CI = os.environ.get("CI") == "true"
+
+
+def missing(what: str) -> None:
+    """Skip here, fail in CI: a check that silently stops running is worse than a red build."""
+    if IN_CI:
+        pytest.fail(f"{what}; CI must run it (.ci/run installs it)", pytrace=False)
+    pytest.skip(what)
+
+
+def require_chromium():
+    """Playwright's sync API, once Debian's chromium and the playwright package are both present."""
+    if not CHROMIUM.exists():
+        missing(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("playwright is not installed (pip install -e '.[test]')")
+    return sync_api
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """A local static server for a built site; yields its origin, e.g. http://127.0.0.1:41234."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def chromium():
+    """One headless Debian chromium, never a browser Playwright downloads."""
+    sync_api = require_chromium()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
