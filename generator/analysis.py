@@ -182,7 +182,7 @@ def simulate_rounds(
     final_cdf = _cdfs(np.vstack([replacement_rule(target[:k], draft), target[k:]]))
     final_guide = _guides(final_cdf)
 
-    u = rng.random((k + 1, rounds))
+    u = rng.random((k + 1, rounds), dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
     tokens = np.empty((k + 1, rounds), dtype=np.intp)
     accepted = np.empty((k, rounds), dtype=bool)
     for i in range(k):
