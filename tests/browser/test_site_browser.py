@@ -27,6 +27,18 @@ def browser():
         yield b
 
 
+@pytest.fixture(scope="module")
+def real_origin(tmp_path_factory):
+    """The site a reader gets, built from the project's own pages, beside the fixture site."""
+    from generator.build import build
+    from support import ROOT
+
+    site = tmp_path_factory.mktemp("real") / "site"
+    build(ROOT, site)
+    with serve(site) as url:
+        yield url
+
+
 @pytest.fixture
 def page(browser, origin):
     """A fresh page that records console noise and every URL it asks for."""
@@ -40,7 +52,7 @@ def page(browser, origin):
     yield pg
     context.close()
     assert not pg.problems, pg.problems
-    outside = [u for u in pg.requested if not (u.startswith(origin + "/") or u.startswith("data:"))]
+    outside = [u for u in pg.requested if not (u.startswith("http://127.0.0.1:") or u.startswith("data:"))]
     assert not outside, outside
 
 
@@ -85,6 +97,21 @@ def test_the_arrow_keys_step_through_every_authored_frame(page, origin, profile,
     for n in range(2, total + 1):
         page.keyboard.press("ArrowRight")
         expect_frame(page, profile, "authored", n, total)
+    for n in range(total - 1, 0, -1):
+        page.keyboard.press("ArrowLeft")
+        expect_frame(page, profile, "authored", n, total)
+
+
+@pytest.mark.parametrize("profile,total", [("aligned", 8), ("divergent", 5)])
+def test_the_published_draft_and_verify_page_steps_through_every_authored_frame(page, real_origin, profile, total):
+    page.goto(f"{real_origin}/draft-and-verify.html")
+    page.wait_for_selector(".stepper.is-enhanced")
+    page.click(f"button[data-profile='{profile}']")
+    expect_frame(page, profile, "authored", 1, total)
+    for n in range(2, total + 1):
+        page.click("[data-action='next']")
+        expect_frame(page, profile, "authored", n, total)
+    page.focus("[data-action='prev']")
     for n in range(total - 1, 0, -1):
         page.keyboard.press("ArrowLeft")
         expect_frame(page, profile, "authored", n, total)
