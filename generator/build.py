@@ -217,12 +217,12 @@ def figure_jobs(ctx: Context) -> list[FigureJob]:
             target_rows=[v.target for v in p.positions], frequencies=[c.frequencies for c in checks],
             samples=[c.samples for c in checks], title=f"{p.name}: committed tokens against the target",
         )))
-    jobs.append(FigureJob("error_vs_samples", dict(
-        name="error-vs-samples",
-        series=[(f"{p.name}, {labels[c.position - 1]}", list(c.error_curve))
-                for p in ctx.profiles for c in p.convergence.checks],
-        title="Distance to the target as rounds accumulate",
-    )))
+    for p in ctx.profiles:
+        jobs.append(FigureJob("error_vs_samples", dict(
+            name=f"error-vs-samples-{p.id}",
+            series=[(labels[c.position - 1], list(c.error_curve)) for c in p.convergence.checks],
+            title=f"{p.name}: distance to the target",
+        )))
     jobs.append(FigureJob("error_vs_samples", dict(
         name="error-vs-samples-random",
         series=[(case.id.replace("-", " "), list(max(case.checks, key=lambda c: c.total_variation).error_curve))

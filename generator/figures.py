@@ -394,8 +394,10 @@ def error_vs_samples(
         for i, (label, pts) in enumerate(clean):
             if not pts:
                 continue
+            lap = i // len(PALETTE)  # past the palette, a new marker and line style keep curves apart
             ax.plot([n for n, _ in pts], [e for _, e in pts], color=PALETTE[i % len(PALETTE)],
-                    marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.3, label=label, zorder=2)
+                    marker=MARKERS[(i + lap) % len(MARKERS)], markersize=5, linewidth=1.3,
+                    linestyle=("-", (0, (4, 2)), (0, (1, 1.5)))[lap % 3], label=label, zorder=2)
         ax.set_xlim(lo / 1.6, hi * 3)
         ax.xaxis.set_major_formatter(FuncFormatter(_short_count))
         ax.xaxis.set_minor_locator(NullLocator())
