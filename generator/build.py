@@ -245,7 +245,7 @@ def figure_jobs(ctx: Context) -> list[FigureJob]:
     r = ctx.roofline
     jobs.append(FigureJob("roofline", dict(
         name="roofline", positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
-        compute_ms=[r.compute_ms_per_position * n for n in r.positions], model_label=r.model_label,
+        compute_ms=r.compute_ms_per_position, model_label=r.model_label,
     )))
     return jobs
 

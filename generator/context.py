@@ -496,11 +496,12 @@ def roofline_view(config: SiteConfig) -> RooflineView:
     weight_bytes = r.parameters * r.bytes_per_parameter
     memory_ms = weight_bytes / (r.memory_bandwidth_gb_s * 1e9) * 1e3
     compute_ms = 2 * r.parameters / (r.peak_tflops * 1e12) * 1e3
-    positions = tuple(sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, r.max_positions} - {0}))
-    positions = tuple(p for p in positions if p <= r.max_positions)
+    crossover = memory_ms / compute_ms
+    grid = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, r.max_positions, round(crossover)}  # the knee is a point too
+    positions = tuple(sorted(p for p in grid if 1 <= p <= r.max_positions))
     return RooflineView(
         r.model_label, r.parameters, r.bytes_per_parameter, r.memory_bandwidth_gb_s, r.peak_tflops,
-        weight_bytes, memory_ms, compute_ms, memory_ms / compute_ms,
+        weight_bytes, memory_ms, compute_ms, crossover,
         positions, tuple(max(memory_ms, compute_ms * n) for n in positions), r.sources,
     )
 
