@@ -38,3 +38,12 @@ def project(tmp_path):
         if (ROOT / name).exists():
             shutil.copytree(ROOT / name, tmp_path / name)
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Debian chromium per test module (skips locally, fails in CI, when it is missing)."""
+    from browser_support import chromium
+
+    with chromium() as b:
+        yield b

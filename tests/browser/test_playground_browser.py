@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import chromium, require_chromium, serve
+from browser_support import require_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_BUDGET = 1_500_000  # bytes: HTML (with the embedded model JSON) + CSS + JS, uncompressed
@@ -34,12 +34,6 @@ def origin(tmp_path_factory):
     assert (site / "playground.html").is_file()
     with serve(site) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_support import chromium, require_chromium, serve
+from browser_support import require_chromium, serve
 from test_widgets import build_fixture_site
 
 pytestmark = pytest.mark.browser
@@ -19,12 +19,6 @@ sync_api = require_chromium()
 def origin(tmp_path_factory):
     with serve(build_fixture_site(tmp_path_factory.mktemp("browser"))) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

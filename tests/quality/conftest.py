@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import chromium, serve
+from browser_support import serve
 from quality_support import WEIGHT_ROWS, built_site, page_names
 
 
@@ -29,12 +29,6 @@ def site() -> Path:
 def origin(site):
     with serve(site) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def pytest_terminal_summary(terminalreporter):
