@@ -1,9 +1,8 @@
 import json
-import shutil
 
 import pytest
 
-from support import PROFILES, ROOT
+from support import PROFILES, copy_project
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -34,10 +33,7 @@ def raw_profiles():
 @pytest.fixture
 def project(tmp_path):
     """A copy of the project's inputs in a temporary folder, so a test can edit them freely."""
-    for name in ("data", "site_src"):
-        if (ROOT / name).exists():
-            shutil.copytree(ROOT / name, tmp_path / name)
-    return tmp_path
+    return copy_project(tmp_path)
 
 
 @pytest.fixture(scope="module")

@@ -25,14 +25,8 @@ from generator import build as B
 from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
+from support import copy_project
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def copy_project(dest: Path) -> Path:
-    for name in ("data", "site_src"):
-        shutil.copytree(ROOT / name, dest / name)
-    return dest
 
 
 def shared_cache_dir(tmp_path_factory) -> Path:

@@ -9,15 +9,13 @@ import pytest
 from generator.build import build
 from generator.cache import Cache
 from generator.commands.check import check_site
+from support import copy_project
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("project")
-    for name in ("data", "site_src"):
-        shutil.copytree(ROOT / name, root / name)
+    root = copy_project(tmp_path_factory.mktemp("project"))
     build(root, root / "build", cache=Cache(tmp_path_factory.getbasetemp() / "generator-cache"))
     return root / "build"
 

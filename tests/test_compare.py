@@ -12,16 +12,14 @@ from generator.build import build
 from generator.cache import Cache
 from generator.commands.check import check_site
 from generator.commands.compare import visible_text, write_review
+from support import copy_project
 
-ROOT = Path(__file__).resolve().parent.parent
 ADDED_TEXT = "Fish & chips <3, added by the test"
 
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
-    root = tmp_path_factory.mktemp("project")
-    for name in ("data", "site_src"):
-        shutil.copytree(ROOT / name, root / name)
+    root = copy_project(tmp_path_factory.mktemp("project"))
     build(root, root / "build", cache=Cache(tmp_path_factory.getbasetemp() / "generator-cache"))
     base = root / "build"
     head = Path(shutil.copytree(base, root / "head"))

@@ -2,7 +2,6 @@
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -10,13 +9,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from generator.cache import ENV_DIR
+from support import copy_project
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def fetch(url: str) -> tuple[int, str]:
@@ -39,9 +37,7 @@ def wait_for(condition, timeout: float = 45.0):
 
 @pytest.fixture
 def server(tmp_path, tmp_path_factory):
-    root = tmp_path / "project"
-    for name in ("data", "site_src"):
-        shutil.copytree(ROOT / name, root / name)
+    root = copy_project(tmp_path / "project")
     env = {**os.environ, ENV_DIR: str(tmp_path_factory.getbasetemp() / "generator-cache"), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0"], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import ROOT
+from support import ROOT, copy_project
 from generator.build import build, load_inputs
 from generator.context import build_context
 
@@ -59,8 +59,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 def build_fixture_site(workdir: Path) -> Path:
     """A copy of the project whose only pages are the fixture pages, built into workdir/site."""
-    for name in ("data", "site_src"):
-        shutil.copytree(ROOT / name, workdir / name)
+    copy_project(workdir)
     pages = workdir / "site_src" / "pages"
     shutil.rmtree(pages)
     pages.mkdir()
