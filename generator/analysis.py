@@ -355,6 +355,10 @@ class ConvergenceCase:
     def worst_total_variation(self) -> float:
         return max(c.total_variation for c in self.checks)
 
+    def failed(self, threshold: float) -> int:
+        """How many positions reject "committed tokens follow the target" at this p-value threshold."""
+        return sum(1 for c in self.checks if c.p_value <= threshold)
+
 
 def random_cases(seed: int, count: int, vocab: int, k: int) -> list[tuple[str, str, tuple[Row, ...], tuple[Row, ...]]]:
     """count random (target, draft) profiles whose agreement runs evenly from none to complete."""
