@@ -6,6 +6,7 @@ hundred thousand rounds of a profile take milliseconds, and it takes a seeded Ge
 """
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -80,19 +81,49 @@ def best_draft_length(alpha: Fraction, c: Fraction, max_k: int = 32) -> int:
     return max(range(1, max_k + 1), key=lambda g: (leviathan_speedup(alpha, g, c), -g))
 
 
-def identity_holds(target: Sequence[Fraction], draft: Sequence[Fraction], excess_fn=excess) -> bool:
-    """min(p, q) + max(0, p - q) == p for every token, exactly; excess_fn lets a test plant a wrong residual."""
+def identity_holds(target: Sequence, draft: Sequence, excess_fn=excess) -> bool:
+    """min(p, q) + max(0, p - q) == p for every token, exactly; excess_fn lets a test plant a wrong residual.
+
+    The rows may be Fractions or integer numerators over one common denominator: scaling both rows by
+    the same positive number scales all three terms alike, so the identity holds for one iff for the other.
+    """
     return all(m + e == t for m, e, t in zip(overlap(target, draft), excess_fn(target, draft), target))
+
+
+def random_numerators(rng: np.random.Generator, size: int, denominator: int) -> tuple[int, ...]:
+    """The numerators (over `denominator`) of a random distribution: sorted cut points, zeros allowed."""
+    cuts = sorted(rng.integers(0, denominator + 1, size=size - 1).tolist())
+    return tuple(b - a for a, b in zip([0, *cuts], [*cuts, denominator]))
 
 
 def random_rational_row(rng: np.random.Generator, size: int, denominator: int) -> Row:
     """A random distribution whose entries are multiples of 1/denominator (zeros allowed)."""
-    cuts = np.sort(rng.integers(0, denominator + 1, size=size - 1))
-    counts = np.diff(np.concatenate(([0], cuts, [denominator])))
-    return tuple(Fraction(int(c), denominator) for c in counts)
+    return tuple(Fraction(c, denominator) for c in random_numerators(rng, size, denominator))
 
 
-def identity_check(pairs: Sequence[tuple[Row, Row]], excess_fn=excess) -> tuple[int, int]:
+def over_common_denominator(target: Sequence[Fraction], draft: Sequence[Fraction]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Both rows as integer numerators over the least common denominator of their entries."""
+    d = math.lcm(*(Fraction(x).denominator for x in (*target, *draft)))
+    return (tuple(int(x * d) for x in target), tuple(int(x * d) for x in draft))
+
+
+def random_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """count random (target, draft) pairs of 2 to 8 tokens, each row a multiple of 1/d for its own d in 1..99,
+    as integer numerators over the pair's common denominator. The draws are those of
+    random_rational_row called for the target and then the draft, so the pairs are the same ones."""
+    pairs = []
+    for _ in range(count):
+        size = int(rng.integers(2, 9))
+        dt = int(rng.integers(1, 100))
+        t = random_numerators(rng, size, dt)
+        dq = int(rng.integers(1, 100))
+        q = random_numerators(rng, size, dq)
+        d = dt * dq // math.gcd(dt, dq)
+        pairs.append((tuple(x * (d // dt) for x in t), tuple(x * (d // dq) for x in q)))
+    return pairs
+
+
+def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess) -> tuple[int, int]:
     """(pairs checked, token entries checked), raising if any entry breaks the identity."""
     entries = 0
     for t, d in pairs:

@@ -436,15 +436,11 @@ def profile_view(profiles: Profiles, draft: Draft, config: SiteConfig, index: in
 
 
 def identity_summary(profiles: Profiles, config: SiteConfig) -> dict:
-    profile_pairs = [(profiles.target[i], d.distributions[i]) for d in profiles.drafts for i in range(profiles.k)]
-    rng = np.random.default_rng(config.seeds.identity_pairs)
-    random_pairs = []
-    for _ in range(config.monte_carlo.identity_pairs):
-        size = int(rng.integers(2, 9))
-        random_pairs.append((
-            analysis.random_rational_row(rng, size, int(rng.integers(1, 100))),
-            analysis.random_rational_row(rng, size, int(rng.integers(1, 100))),
-        ))
+    profile_pairs = [analysis.over_common_denominator(profiles.target[i], d.distributions[i])
+                     for d in profiles.drafts for i in range(profiles.k)]
+    random_pairs = analysis.random_identity_pairs(
+        np.random.default_rng(config.seeds.identity_pairs), config.monte_carlo.identity_pairs
+    )
     _, profile_entries = analysis.identity_check(profile_pairs)
     _, random_entries = analysis.identity_check(random_pairs)
     return {

@@ -85,6 +85,29 @@ def test_the_identity_holds_exactly_over_the_shipped_profiles_and_five_thousand_
     assert checked == 10 + 5000 and entries > 5000
 
 
+def test_the_integer_identity_check_draws_the_same_pairs_and_counts_the_same_as_the_fraction_one():
+    fraction_rng, integer_rng = np.random.default_rng(Seeds().identity_pairs), np.random.default_rng(Seeds().identity_pairs)
+    fraction_pairs = []
+    for _ in range(MonteCarlo().identity_pairs):
+        size = int(fraction_rng.integers(2, 9))
+        fraction_pairs.append((A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100))),
+                               A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100)))))
+    integer_pairs = A.random_identity_pairs(integer_rng, MonteCarlo().identity_pairs)
+    assert A.identity_check(integer_pairs) == A.identity_check(fraction_pairs) == (5000, 25187)
+    for (t, q), (ft, fq) in zip(integer_pairs, fraction_pairs):
+        d = sum(t)  # each row sums to 1, so its numerators sum to the common denominator
+        assert sum(q) == d and tuple(F(x, d) for x in t) == ft and tuple(F(x, d) for x in q) == fq
+    assert fraction_rng.random() == integer_rng.random()  # and both consumed the same draws
+
+
+def test_the_integer_identity_check_rejects_a_residual_with_target_and_draft_swapped():
+    def swapped(target, draft):
+        return tuple(max(0, d - t) for t, d in zip(target, draft))
+
+    with pytest.raises(AssertionError):
+        A.identity_check([A.over_common_denominator((F(1, 2), F(1, 2)), (F(1, 4), F(3, 4)))], swapped)
+
+
 def test_the_identity_check_rejects_a_residual_with_target_and_draft_swapped():
     def swapped(target, draft):
         return tuple(max(F(0), d - t) for t, d in zip(target, draft))
