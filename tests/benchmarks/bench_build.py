@@ -1,7 +1,7 @@
-"""Cold build and no-change rebuild wall time, medians of several fresh processes.
+"""Cold, no-change, one-page-edit and one-number-edit build times, as paired ratios to mkdocs.
 
-Run: python tests/benchmarks/bench_build.py [--runs N]   (not a timed test: machines differ)
-Same as `python -m generator bench`. Targets on a 2-core machine: cold under 4 s, rebuild under 0.5 s.
+Run: python tests/benchmarks/bench_build.py [--runs N] [--peer auto|mkdocs|none]   (not a timed test)
+Same as `python -m generator bench`; the targets are generator.commands.bench.TARGETS.
 """
 import argparse
 import os
