@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from math import lgamma, exp, log
-from typing import Callable, Sequence
+from math import exp, lgamma, log
 
 import numpy as np
 
