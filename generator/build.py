@@ -1,10 +1,10 @@
-"""The build pipeline: data -> context -> figures and pages -> a fresh folder swapped in whole.
+"""The build pipeline: data -> facts -> views -> figures and pages -> a fresh folder swapped in whole.
 
 Every stage reads only what the previous one produced. The output is written to a temporary
 folder beside the target and renamed into place only when every stage has succeeded, so a
 failed build leaves the previously published folder exactly as it was.
 
-The two slow stages, the context's Monte Carlo and the matplotlib figures, are cached by a hash
+The two slow stages, the facts' Monte Carlo and the matplotlib figures, are cached by a hash
 of their inputs and of the source that computes them (see cache.py), and figures are drawn in
 worker processes. matplotlib is imported only where a figure is actually drawn, so a rebuild with
 nothing changed never pays for it.
@@ -33,10 +33,14 @@ from .errors import UserError
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
     from .config import SiteConfig
-    from .context import Context
+    from .facts import Facts, FigureRef
+    from .figure_registry import FigureJob
+    from .pages import Page
+    from .profiles import Profiles
 
 PACKAGE = Path(__file__).resolve().parent
-CONTEXT_MODULES = module_closure("context", "config", "profiles")
+FACTS_MODULES = module_closure("facts", "config", "profiles")
+REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in FIGURE_MODULES
 FIGURE_MODULES = module_closure("figures")
 PLAYGROUND_MODULES = module_closure("playground")
 SITE_INPUTS = ("data", "site_src")
@@ -60,27 +64,13 @@ class RenderedFigure:
     caption: str
 
 
-@dataclass(frozen=True)
-class FigureJob:
-    function: str  # a function in generator/figures.py
-    kwargs: dict
-
-    @property
-    def name(self) -> str:
-        return self.kwargs["name"]
-
-    @property
-    def inputs(self) -> str:
-        return digest(self.function, self.kwargs)
-
-
 @dataclass
 class Report:
     pages: int = 0
     figures: int = 0
     rendered: int = 0
     reused: int = 0
-    context_reused: bool = False
+    facts_reused: bool = False
     site_reused: bool = False
     stages: dict[str, float] = field(default_factory=dict)
 
@@ -101,7 +91,7 @@ class Report:
         if self.site_reused:
             what = f"{pages}, {self.figures} figures, all reused: no source changed"
         else:
-            analysis_note = "analysis reused" if self.context_reused else "analysis computed"
+            analysis_note = "analysis reused" if self.facts_reused else "analysis computed"
             what = f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}"
         return f"{what}; {stages}; {sum(self.stages.values()):.2f}s in all"
 
@@ -116,7 +106,7 @@ def _where(exc: BaseException) -> str:
     return found
 
 
-# --- context ------------------------------------------------------------------------------------
+# --- facts -------------------------------------------------------------------------------------
 
 
 def site_key(root: Path) -> str:
@@ -137,7 +127,7 @@ def site_key(root: Path) -> str:
     return digest("site", h.hexdigest(), versions, sys.version_info[:2])
 
 
-def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, object]:
+def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, Profiles]:
     from .config import load_config
     from .profiles import load_profiles
 
@@ -146,33 +136,31 @@ def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig
     return config, profiles
 
 
-def context_key(config: SiteConfig) -> str:
-    """Inputs are the two data files' bytes; code is every module the context is computed by."""
+def facts_key(config: SiteConfig) -> str:
+    """Inputs are the two data files' bytes; code is every module the facts are computed by."""
     site = Path(config.source)
     return digest(
-        "context", site.read_bytes().hex(), (site.parent / config.profiles).read_bytes().hex(),
-        source_digest(*CONTEXT_MODULES), package_version("numpy"), sys.version_info[:2],
+        "facts", site.read_bytes().hex(), (site.parent / config.profiles).read_bytes().hex(),
+        source_digest(*FACTS_MODULES), package_version("numpy"), sys.version_info[:2],
     )
 
 
-def analysed(config: SiteConfig, profiles, cache: Cache, report: Report) -> tuple[Context, list]:
-    key = context_key(config)
-    hit = cache.load("context", key)
+def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Report) -> tuple[Facts, list]:
+    key = facts_key(config)
+    hit = cache.load("facts", key)
     if hit is not None:
-        ctx, numbers = hit
-        ctx.config = config  # the cached one may name another checkout's paths in its error messages
-        report.context_reused = True
-        return ctx, numbers
+        report.facts_reused = True
+        return hit
     from . import analysis
-    from .context import build_context
+    from .facts import build_facts
 
-    ctx = build_context(profiles, config)
+    facts = build_facts(profiles, config)
     numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
-    cache.store("context", key, (ctx, numbers))
-    return ctx, numbers
+    cache.store("facts", key, (facts, numbers))
+    return facts, numbers
 
 
-def playground(config: SiteConfig, profiles, cache: Cache) -> dict | None:
+def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
     """Train and measure the playground's two models, or reuse them: only the corpus, settings and code matter."""
     settings = config.playground
     corpus = Path(config.source).parent / settings.corpus
@@ -200,75 +188,39 @@ def playground(config: SiteConfig, profiles, cache: Cache) -> dict | None:
 # --- figures ------------------------------------------------------------------------------------
 
 
-def figure_jobs(ctx: Context) -> list[FigureJob]:
-    """Which figures the site shows and the numbers each is drawn from."""
-    tokens, k = ctx.tokens, ctx.k
-    labels = [f"position {i}" for i in range(1, k + 1)] + ["bonus"]
-    jobs: list[FigureJob] = []
-    for p in ctx.profiles:
-        jobs.append(FigureJob("profile_bars", dict(
-            name=f"profile-{p.id}", tokens=tokens, target_rows=[v.target for v in p.positions],
-            draft_rows=[v.draft for v in p.positions if not v.is_bonus],
-            proposals=list(p.authored.proposals), title=p.name,
-        )))
-        checks = p.convergence.checks
-        jobs.append(FigureJob("convergence_histograms", dict(
-            name=f"convergence-{p.id}", tokens=tokens, position_labels=labels,
-            target_rows=[v.target for v in p.positions], frequencies=[c.frequencies for c in checks],
-            samples=[c.samples for c in checks], title=f"{p.name}: committed tokens against the target",
-        )))
-    for p in ctx.profiles:
-        jobs.append(FigureJob("error_vs_samples", dict(
-            name=f"error-vs-samples-{p.id}",
-            series=[(labels[c.position - 1], list(c.error_curve)) for c in p.convergence.checks],
-            title=f"{p.name}: distance to the target",
-        )))
-    jobs.append(FigureJob("error_vs_samples", dict(
-        name="error-vs-samples-random",
-        series=[(case.id.replace("-", " "), list(max(case.checks, key=lambda c: c.total_variation).error_curve))
-                for case in ctx.convergence["random"]],
-        title="Random profiles: the slowest position of each",
-    )))
-    jobs.append(FigureJob("round_length_distribution", dict(
-        name="round-lengths", series=[(p.name, [prob for _, prob in p.round_lengths]) for p in ctx.profiles], k=k,
-    )))
-    jobs.append(FigureJob("acceptance_bars", dict(
-        name="acceptance", labels=labels[:k], rates=[(p.name, list(p.accept_rates)) for p in ctx.profiles],
-    )))
-    for cost in sorted({c.cost for c in ctx.speedup_curves}):
-        curves = [c for c in ctx.speedup_curves if c.cost == cost]
-        jobs.append(FigureJob("speedup_vs_k", dict(
-            name=f"speedup-vs-k-{cost.numerator}-{cost.denominator}",
-            curves=[(f"α = {float(c.alpha):g}", list(c.points)) for c in curves],
-            best=[(f"α = {float(c.alpha):g}", c.best_k, c.best_speedup) for c in curves],
-        )))
-    r = ctx.roofline
-    jobs.append(FigureJob("roofline", dict(
-        name="roofline", positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
-        compute_ms=r.compute_ms_per_position, model_label=r.model_label,
-    )))
-    return jobs
+def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureRef, ...]:
+    """Every figure's name and inputs, from the registry; cached apart from the drawing code so that a build
+    whose figures are all cached never imports the registry (and with it matplotlib)."""
+    key = digest("figure-plan", facts_key(config), source_digest(*REGISTRY_MODULES))
+    hit = cache.load("figure-plan", key)
+    if hit is not None:
+        return hit
+    from .figure_registry import jobs
+
+    plan = tuple(job.ref for job in jobs(facts))
+    cache.store("figure-plan", key, plan)
+    return plan
 
 
 def figure_code() -> str:
     return digest(source_digest(*FIGURE_MODULES), package_version("matplotlib"), package_version("numpy"))
 
 
-def draw(function: str, kwargs: dict) -> tuple[str, str, str, str] | str:
+def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
     """Draw one figure; runs in a worker. A failure comes back as its one-line message, not a traceback."""
-    figures = importlib.import_module(f"{__package__}.figures")
     try:
-        f = getattr(figures, function)(**kwargs)
+        f = job.draw(**job.kwargs)
     except Exception as exc:
-        return f"{_where(exc) or 'generator/figures.py: '}{function}({kwargs['name']!r}) failed: {type(exc).__name__}: {exc}"
+        where = _where(exc) or "generator/figures.py: "
+        return f"{where}{job.ref.function}({job.name!r}) failed: {type(exc).__name__}: {exc}"
     return (f.name, f.svg, f.alt, f.caption)
 
 
 def warm_up() -> None:
-    importlib.import_module(f"{__package__}.figures")
+    importlib.import_module(f"{__package__}.figure_registry")
 
 
-def _pool() -> ProcessPoolExecutor:
+def _pool(workers: int) -> ProcessPoolExecutor:
     """Forked workers start in milliseconds with our modules already imported; forking is only safe
     while this process has no other thread (a lock held elsewhere would stay held in the child)."""
     import threading
@@ -278,7 +230,7 @@ def _pool() -> ProcessPoolExecutor:
         method = "fork"
     else:
         method = "forkserver" if "forkserver" in methods else "spawn"
-    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
 
 
 class FigureStage:
@@ -291,7 +243,7 @@ class FigureStage:
 
     def start_pool(self) -> None:
         if self.pool is None and self.workers > 1:
-            self.pool = _pool()
+            self.pool = _pool(self.workers)
             for _ in range(self.workers):
                 self.pool.submit(warm_up)
 
@@ -300,39 +252,42 @@ class FigureStage:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
 
-    def key(self, job: FigureJob) -> str:
-        return digest(self.code, job.inputs)
+    def key(self, ref: FigureRef) -> str:
+        return digest(self.code, ref.function, ref.inputs)
 
-    def run(self, ctx: Context, report: Report) -> dict[str, RenderedFigure]:
-        jobs = figure_jobs(ctx)
-        out: dict[str, RenderedFigure | None] = {}
-        missing: list[FigureJob] = []
-        for job in jobs:
-            hit = self.cache.load("figures", self.key(job))
-            out[job.name] = RenderedFigure(*hit) if hit is not None else None
+    def run(self, facts: Facts, plan: tuple[FigureRef, ...], report: Report) -> dict[str, RenderedFigure]:
+        out: dict[str, RenderedFigure] = {}
+        missing: list[FigureRef] = []
+        for ref in plan:
+            hit = self.cache.load("figures", self.key(ref))
             if hit is None:
-                missing.append(job)
-        report.reused = len(jobs) - len(missing)
-        if len(missing) > 1:
-            self.start_pool()
-        done = 0
-        for job, result in self._draw(missing):
-            if isinstance(result, str):
-                raise BuildError(result)
-            out[job.name] = RenderedFigure(*result)
-            self.cache.store("figures", self.key(job), result)
-            done += 1
-            if self.progress:
-                self.progress("figures", done, len(missing))
+                missing.append(ref)
+            else:
+                out[ref.name] = RenderedFigure(*hit)
+        report.reused = len(plan) - len(missing)
+        if missing:
+            from .figure_registry import jobs
+
+            wanted = {ref.name for ref in missing}
+            todo = [job for job in jobs(facts) if job.name in wanted]
+            if len(todo) > 1:
+                self.start_pool()
+            for done, (job, result) in enumerate(self._draw(todo), start=1):
+                if isinstance(result, str):
+                    raise BuildError(result)
+                out[job.name] = RenderedFigure(*result)
+                self.cache.store("figures", self.key(job.ref), result)
+                if self.progress:
+                    self.progress("figures", done, len(todo))
         report.rendered = len(missing)
-        return dict(out)
+        return {ref.name: out[ref.name] for ref in plan}
 
     def _draw(self, jobs: list[FigureJob]):
         if self.pool is None:
             for job in jobs:
-                yield job, draw(job.function, job.kwargs)
+                yield job, draw(job)
             return
-        futures: dict[Future, FigureJob] = {self.pool.submit(draw, j.function, j.kwargs): j for j in jobs}
+        futures: dict[Future, FigureJob] = {self.pool.submit(draw, j): j for j in jobs}
         for future in as_completed(futures):
             yield futures[future], future.result()
 
@@ -345,21 +300,26 @@ def csp_sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
 
 
-def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
-    """Every output file as bytes, keyed by its path inside the build folder."""
-    from .context import stepper_data
+def render_site(
+    root: Path, config: SiteConfig, facts: Facts, plan: tuple[FigureRef, ...],
+    figures: dict[str, RenderedFigure], playground_data: dict | None,
+) -> tuple[dict[str, bytes], list[Page]]:
+    """Every output file as bytes, keyed by its path inside the build folder, and the pages rendered."""
     from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
+    from .views import site_view, stepper_data
 
     site_src = root / "site_src"
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
     md = markdown_renderer()
-    pages = load_pages(site_src / "pages", ctx.config.pages, ctx.config.source)
-    ctx.pages = pages
-    variables = ctx.template_vars()
-    variables["stepper_json"] = json_for_script(stepper_data(ctx))
-    variables["playground"] = ctx.playground
-    variables["playground_json"] = json_for_script(ctx.playground)
+    pages = load_pages(site_src / "pages", config.pages, config.source)
+    site = site_view(facts, config.title, plan)
+    variables = {
+        "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,
+        "stepper_json": json_for_script(stepper_data(site)),
+        "playground": playground_data, "playground_json": json_for_script(playground_data),
+        **{p.id: p for p in site.profiles},  # until every page loops over site.profiles instead
+    }
     for page in pages:
         render_page(page, env, md, variables)
     files: dict[str, bytes] = {}
@@ -367,13 +327,13 @@ def render_site(root: Path, ctx: Context) -> dict[str, bytes]:
         files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
     if (site_src / "templates" / "404.html").exists() and pages:
         files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
-    for name, figure in ctx.figures.items():
+    for name, figure in figures.items():
         files[f"figures/{name}.svg"] = figure.svg.encode("utf-8")
     assets = site_src / "assets"
     for path in sorted(assets.rglob("*")) if assets.exists() else []:
         if path.is_file():
             files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
-    return files
+    return files, pages
 
 
 def render_standalone(env, name: str, variables: dict) -> bytes:
@@ -385,12 +345,13 @@ def render_standalone(env, name: str, variables: dict) -> bytes:
         raise template_error(exc, getattr(exc, "filename", None) or f"site_src/templates/{name}") from None
 
 
-def manifest(figures: dict[str, RenderedFigure], jobs: dict[str, FigureJob], code: str) -> str:
+def manifest(figures: dict[str, RenderedFigure], plan: tuple[FigureRef, ...], code: str) -> str:
     """What a reviewer compares between two builds; "inputs" tells a data change from a drawing-code change."""
+    refs = {ref.name: ref for ref in plan}
     entries = {
         name: {"file": f"{name}.svg", "caption": f.caption, "alt": f.alt,
                "sha256": hashlib.sha256(f.svg.encode("utf-8")).hexdigest(),
-               "inputs": {"function": jobs[name].function, "inputs_sha256": jobs[name].inputs, "code_sha256": code}}
+               "inputs": {"function": refs[name].function, "inputs_sha256": refs[name].inputs, "code_sha256": code}}
         for name, f in sorted(figures.items())
     }
     return json.dumps({"figures": entries}, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
@@ -500,22 +461,22 @@ def build(
 
 
 def pipeline(root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int) -> dict[str, bytes]:
-    figures = FigureStage(cache, workers, progress)
+    stage = FigureStage(cache, workers, progress)
     try:
         config, profiles = report.timed("load", lambda: load_inputs(root))
-        if not cache.has("context", context_key(config)):
-            figures.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
+        if not cache.has("facts", facts_key(config)):
+            stage.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
             if progress:
                 progress("analysis", 0, 0)
-        ctx, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
-        ctx.playground = report.timed("playground", lambda: playground(config, profiles, cache))
-        ctx.figures = report.timed("figures", lambda: figures.run(ctx, report))
+        facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
+        playground_data = report.timed("playground", lambda: playground(config, profiles, cache))
+        plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
+        figures = report.timed("figures", lambda: stage.run(facts, plan, report))
     finally:
-        figures.close()
-    files = report.timed("pages", lambda: render_site(root, ctx))
-    jobs = {job.name: job for job in figure_jobs(ctx)}
-    files["figures/manifest.json"] = manifest(ctx.figures, jobs, figures.code).encode("utf-8")
+        stage.close()
+    files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data))
+    files["figures/manifest.json"] = manifest(figures, plan, stage.code).encode("utf-8")
     files["numbers.json"] = (json.dumps({"profiles": numbers}, indent=2) + "\n").encode("utf-8")
-    report.pages = len(ctx.pages)
-    report.figures = len(ctx.figures)
+    report.pages = len(pages)
+    report.figures = len(figures)
     return files

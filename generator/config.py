@@ -6,6 +6,7 @@ misspelt key is reported instead of silently ignored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,21 @@ class MonteCarlo:
     random_profiles: int = 12
     identity_pairs: int = 5000
     sampled_rounds: int = 6
+    sampled_stream_rounds: int = 240  # rounds searched for a drawn rejection when the first few show none
+    family_alpha: float = 0.001  # chance that a correct sampler fails any of the convergence tests
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
+    alphas: tuple[Fraction, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
+    costs: tuple[Fraction, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
+    max_k: int = 16
+
+
+@dataclass(frozen=True)
+class Build:
+    workers: int = 2  # processes that draw figures
 
 
 @dataclass(frozen=True)
@@ -64,12 +80,13 @@ class Playground:
 class SiteConfig:
     title: str = "Speculative decoding, exactly"
     profiles: str = "profiles.v1.json"
-    base_description: str = ""
     pages: tuple[str, ...] = ()
     seeds: Seeds = field(default_factory=Seeds)
     monte_carlo: MonteCarlo = field(default_factory=MonteCarlo)
     roofline: Roofline = field(default_factory=Roofline)
     playground: Playground = field(default_factory=Playground)
+    speedup: Speedup = field(default_factory=Speedup)
+    build: Build = field(default_factory=Build)
     source: str = "<defaults>"
 
     def profiles_path(self) -> Path:
@@ -111,7 +128,7 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Playground": Playground, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = {"Playground": Playground, "Speedup": Speedup, "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):
@@ -131,6 +148,14 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{source}: {place}: must be a number, not {value!r}")
         return float(value)
+    if name == "Fraction":
+        try:
+            exact = Fraction(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+        except (ValueError, ZeroDivisionError):
+            exact = None
+        if exact is None:
+            raise ConfigError(f"{source}: {place}: must be an exact number such as 1/20, not {value!r}")
+        return exact
     if name == "str":
         if not isinstance(value, str):
             raise ConfigError(f"{source}: {place}: must be text, not {value!r}")

@@ -296,7 +296,7 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
 
 def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variables: dict) -> str:
     try:
-        return env.get_template("page.html").render(**variables, page=page, pages=pages)
+        return env.get_template("page.html").render({**variables, "page": page, "pages": pages})
     except (jinja2.TemplateError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
         raise template_error(exc) from None
 

@@ -12,3 +12,13 @@ def copy_project(dest: Path) -> Path:
     for name in SOURCES:
         shutil.copytree(ROOT / name, Path(dest) / name)
     return Path(dest)
+
+
+def site_view(root: Path = ROOT):
+    """The site as templates see it (facts turned into views), computed from the project's data at `root`."""
+    from generator.build import load_inputs
+    from generator.facts import build_facts
+    from generator.views import site_view as view
+
+    config, profiles = load_inputs(root)
+    return view(build_facts(profiles, config), config.title)

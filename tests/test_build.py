@@ -124,7 +124,7 @@ def test_a_rebuild_with_nothing_changed_imports_neither_matplotlib_nor_the_analy
     code = (
         "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
         f"r = build(Path({str(root)!r}), Path({str(root / 'build')!r}), cache=Cache(Path({str(shared_cache_dir(tmp_path_factory))!r})))\n"
-        "print(r.site_reused, r.rendered, sorted(m for m in ('matplotlib', 'generator.analysis', 'generator.context', 'jinja2') if m in sys.modules))"
+        "print(r.site_reused, r.rendered, sorted(m for m in ('matplotlib', 'generator.analysis', 'generator.facts', 'generator.figure_registry', 'jinja2') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -133,15 +133,17 @@ def test_a_rebuild_with_nothing_changed_imports_neither_matplotlib_nor_the_analy
 
 def test_a_rebuild_that_must_render_pages_reuses_every_figure_and_the_monte_carlo(site, tmp_path, tmp_path_factory, monkeypatch):
     import generator.analysis
-    import generator.context
+    import generator.facts
+    import generator.figure_registry
 
     def forbidden(*args, **kwargs):
-        raise AssertionError("the Monte Carlo ran again")
+        raise AssertionError("the Monte Carlo ran again or a figure was planned again")
 
     monkeypatch.setattr(generator.analysis, "convergence_suite", forbidden)
-    monkeypatch.setattr(generator.context, "build_context", forbidden)
+    monkeypatch.setattr(generator.facts, "build_facts", forbidden)
+    monkeypatch.setattr(generator.figure_registry, "jobs", forbidden)
     report = B.build(site[0], tmp_path / "out", cache=StageCache(shared_cache_dir(tmp_path_factory)))
-    assert report.context_reused and report.rendered == 0 and report.reused == report.figures
+    assert report.facts_reused and report.rendered == 0 and report.reused == report.figures
 
 
 def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_path_factory):
@@ -152,7 +154,7 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_p
     before = json.loads((project / "build" / "figures" / "manifest.json").read_text())["figures"]
     report = B.build(project, project / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
     after = json.loads((project / "build" / "figures" / "manifest.json").read_text())["figures"]
-    assert not report.context_reused and report.rendered == 1 and report.reused == report.figures - 1
+    assert not report.facts_reused and report.rendered == 1 and report.reused == report.figures - 1
     changed = sorted(n for n in after if after[n]["inputs"]["inputs_sha256"] != before[n]["inputs"]["inputs_sha256"])
     assert changed == ["roofline"]
     assert after["roofline"]["sha256"] != before["roofline"]["sha256"]
@@ -160,11 +162,13 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_p
 
 def test_a_figure_drawn_in_a_worker_process_is_byte_identical_to_one_drawn_here(site, tmp_path_factory):
     config, profiles = B.load_inputs(site[0])
-    ctx, _ = B.analysed(config, profiles, Cache(shared_cache_dir(tmp_path_factory)), B.Report())
-    job = next(j for j in B.figure_jobs(ctx) if j.name == "acceptance")
-    here = B.draw(job.function, job.kwargs)
-    with B._pool() as pool:
-        there = pool.submit(B.draw, job.function, job.kwargs).result()
+    from generator.figure_registry import jobs
+
+    facts, _ = B.analysed(config, profiles, Cache(shared_cache_dir(tmp_path_factory)), B.Report())
+    job = next(j for j in jobs(facts) if j.name == "acceptance")
+    here = B.draw(job)
+    with B._pool(2) as pool:
+        there = pool.submit(B.draw, job).result()
     assert isinstance(here, tuple) and here == there
 
 
@@ -174,17 +178,19 @@ def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
     assert len(keys) == 4  # a list and a tuple of the same values are the same input
 
 
-def test_the_analysis_key_covers_every_module_the_context_imports_even_indirectly():
-    assert {"context", "analysis", "engine", "profiles", "config"} <= set(B.CONTEXT_MODULES)
+def test_the_analysis_key_covers_every_module_the_facts_import_even_indirectly():
+    assert {"facts", "analysis", "engine", "profiles", "config"} <= set(B.FACTS_MODULES)
     assert "playground.ngram" in module_closure("playground")  # a subpackage's own relative imports
 
 
 def test_the_figure_key_changes_when_the_drawing_code_changes(monkeypatch):
     stage = B.FigureStage(Cache(None), workers=1)
-    job = B.FigureJob("roofline", {"name": "roofline", "positions": [1, 2]})
-    before = stage.key(job)
+    from generator.facts import FigureRef
+
+    ref = FigureRef("roofline", "site", None, "roofline", "roofline", "inputs")
+    before = stage.key(ref)
     monkeypatch.setattr(B, "source_digest", lambda *modules: "edited")
-    assert B.FigureStage(Cache(None), workers=1).key(job) != before
+    assert B.FigureStage(Cache(None), workers=1).key(ref) != before
 
 
 def _break_data(root: Path) -> str:
@@ -202,25 +208,33 @@ def _break_template(root: Path) -> str:
 
 
 def _break_figure(root: Path, monkeypatch) -> str:
-    jobs = B.figure_jobs
+    import dataclasses
 
-    def broken(ctx):
-        out = jobs(ctx)
-        return [B.FigureJob(j.function, {**j.kwargs, "rates": [("x", ["not a number"])]}) if j.name == "acceptance" else j
-                for j in out]
+    import generator.figure_registry as registry
 
-    monkeypatch.setattr(B, "figure_jobs", broken)
+    jobs = registry.jobs
+
+    def broken(facts):
+        return tuple(
+            dataclasses.replace(j, ref=dataclasses.replace(j.ref, inputs="broken"),
+                                kwargs={**j.kwargs, "rates": [("x", ["not a number"])]})
+            if j.name == "acceptance" else j
+            for j in jobs(facts)
+        )
+
+    monkeypatch.setattr(registry, "jobs", broken)
+    monkeypatch.setattr(B, "figure_plan", lambda config, facts, cache: tuple(j.ref for j in broken(facts)))
     return "generator/figures.py: line"
 
 
 def _break_analysis(root: Path, monkeypatch) -> str:
-    import generator.context
+    import generator.facts
 
     def boom(*args, **kwargs):
         raise ZeroDivisionError("no rounds")
 
-    monkeypatch.setattr(B, "context_key", lambda config: "never-cached")
-    monkeypatch.setattr(generator.context, "build_context", boom)
+    monkeypatch.setattr(B, "facts_key", lambda config: "never-cached")
+    monkeypatch.setattr(generator.facts, "build_facts", boom)
     return "generator/build.py: line"
 
 

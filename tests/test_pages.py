@@ -296,15 +296,14 @@ def test_the_landing_page_states_the_rule_and_the_headline_numbers(site, engine_
 
 
 def test_the_guarantees_page_reports_every_convergence_case(site):
-    from generator.context import build_context
-    config, profiles = load_inputs(ROOT)
-    ctx = build_context(profiles, config)
+    from support import site_view
+    ctx = site_view(ROOT)
     text = page_text(site, "guarantees")
-    assert FILTERS["thousands"](ctx.identity["random_pairs"]) in text
-    assert FILTERS["thousands"](ctx.convergence["rounds"]) in text
-    for case in ctx.convergence["cases"]:
+    assert FILTERS["thousands"](ctx.identity.random_pairs) in text
+    assert FILTERS["thousands"](ctx.convergence.rounds) in text
+    for case in ctx.convergence.cases:
         assert case.label in text
-    assert ctx.convergence["negative_control"]["caught"]
+    assert ctx.convergence.negative_control.caught
 
 
 def test_no_template_syntax_or_raw_math_leaks_into_the_output(site):
@@ -333,9 +332,8 @@ def test_every_internal_link_and_anchor_resolves(site):
 
 
 def test_each_worth_noticing_fact_links_to_its_frame(site):
-    from generator.context import build_context
-    config, profiles = load_inputs(ROOT)
-    ctx = build_context(profiles, config)
+    from support import site_view
+    ctx = site_view(ROOT)
     raw = (site / "worth-noticing.html").read_text(encoding="utf-8")
-    for name, (_, frame) in ctx.facts.items():
+    for name, (_, frame) in ctx.notable.items():
         assert f'href="draft-and-verify.html#{frame.id}"' in raw, name

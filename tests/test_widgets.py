@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import ROOT, copy_project
-from generator.build import build, load_inputs
-from generator.context import build_context
+from support import ROOT, copy_project, site_view
+from generator.build import build
 
 WIDGET_PAGE = """---
 title: Every widget
@@ -146,8 +145,7 @@ def pages(site):
 
 @pytest.fixture(scope="module")
 def ctx():
-    config, profiles = load_inputs(ROOT)
-    return build_context(profiles, config)
+    return site_view(ROOT)
 
 
 @pytest.fixture(scope="module")

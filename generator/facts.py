@@ -1,0 +1,463 @@
+"""Every number a page or figure shows, computed once from the profiles and the settings.
+
+This is the last place arithmetic happens. Everything here is a frozen dataclass, exact
+(Fraction or int) wherever the quantity is exact and a float only for Monte Carlo results and
+hardware estimates. Nothing here knows about HTML, templates or figures: views.py turns these
+facts into what templates need, and the figure registry reads them to draw.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from . import analysis
+from .analysis import ConvergenceCase, PositionCheck
+from .config import RooflineSource, SiteConfig
+from .engine import Round, excess, overlap, residual, run_round
+from .profiles import Draft, Profiles
+
+
+@dataclass(frozen=True)
+class PositionFacts:
+    position: int  # 1-based; k + 1 is the bonus position
+    is_bonus: bool
+    target: tuple[Fraction, ...]
+    draft: tuple[Fraction, ...] | None
+    proposal: str | None
+    overlap: tuple[Fraction, ...] | None
+    excess: tuple[Fraction, ...] | None
+    excess_mass: Fraction | None
+    residual: tuple[Fraction, ...] | None
+    accept_rate: Fraction | None
+    proposal_accept_probability: Fraction | None
+
+
+@dataclass(frozen=True)
+class ProfileFacts:
+    id: str
+    name: str
+    description: str
+    accept_rates: tuple[Fraction, ...]
+    round_lengths: tuple[tuple[int, Fraction], ...]  # (n, P(N = n)), n = 1 .. k + 1
+    expected_tokens: Fraction
+    expected_tokens_partial_products: Fraction
+    partial_products: tuple[Fraction, ...]  # 1, a1, a1 a2, ...
+    expected_accepted_drafts: Fraction
+    round_cost: Fraction
+    speedup: Fraction
+    authored_round: Round
+    sampled_rounds: tuple[Round, ...]
+    positions: tuple[PositionFacts, ...]
+    frame_count_bounds: tuple[int, int]
+    convergence: ConvergenceCase
+
+    @property
+    def frame_count_fixed(self) -> bool:
+        """True when no random draw can change how many frames the authored round has."""
+        return self.frame_count_bounds[0] == self.frame_count_bounds[1]
+
+    def position(self, number: int) -> PositionFacts:
+        """The facts of position `number` (1-based; k + 1 is the bonus position)."""
+        for v in self.positions:
+            if v.position == number:
+                return v
+        raise KeyError(number)
+
+
+@dataclass(frozen=True)
+class IdentityFacts:
+    profile_pairs: int
+    profile_entries: int
+    random_pairs: int
+    random_entries: int
+    pairs: int
+    entries: int
+    failures: int  # pairs whose identity min(p, q) + max(0, p - q) = p fails on some entry
+
+
+@dataclass(frozen=True)
+class NegativeControl:
+    cases: tuple[ConvergenceCase, ...]
+    tests: int
+    failed_tests: int
+    passed_tests: int
+    worst_p_value: float
+    worst_total_variation: float
+    caught: bool
+
+
+@dataclass(frozen=True)
+class ConvergenceFacts:
+    rounds: int
+    cases: tuple[ConvergenceCase, ...]
+    authored: tuple[ConvergenceCase, ...]
+    random: tuple[ConvergenceCase, ...]
+    random_slowest: tuple[PositionCheck, ...]  # each random case's position furthest from its target
+    tests: int
+    family_alpha: float
+    threshold: float
+    worst_p_value: float
+    worst_total_variation: float
+    passed: bool
+    threshold_one_in: int
+    positions_per_case: int
+    negative_control: NegativeControl
+
+
+@dataclass(frozen=True)
+class SpeedupCurve:
+    alpha: Fraction
+    cost: Fraction
+    points: tuple[tuple[int, Fraction], ...]  # (K, speedup)
+    best_k: int
+    best_speedup: Fraction
+
+
+@dataclass(frozen=True)
+class SpeedupPanel:
+    """One draft cost and its curves: what one speedup-against-K figure shows."""
+    id: str  # "1-20" for c = 1/20
+    cost: Fraction
+    curves: tuple[SpeedupCurve, ...]
+
+
+@dataclass(frozen=True)
+class RooflineFacts:
+    model_label: str
+    parameters: float
+    bytes_per_parameter: float
+    memory_bandwidth_gb_s: float
+    peak_tflops: float
+    weight_bytes: float
+    memory_ms: float  # the floor: every pass reads every weight once
+    compute_ms_per_position: float
+    crossover_positions: float  # where compute time catches up with the memory floor
+    positions: tuple[int, ...]
+    times_ms: tuple[float, ...]
+    sources: tuple[RooflineSource, ...]
+    parameters_billions: float
+    weight_gb: float
+    utilisation_one_position: float  # the share of a one-position pass the arithmetic units are busy
+
+    def time_ms(self, positions: int) -> float:
+        """The model's time for one pass that scores `positions` positions: the larger of memory and compute."""
+        return max(self.memory_ms, self.compute_ms_per_position * positions)
+
+    def compute_ms(self, positions: int) -> float:
+        return self.compute_ms_per_position * positions
+
+
+@dataclass(frozen=True)
+class Notable:
+    """Where one worth-noticing fact shows: a verify frame (1-based number) of a profile's authored round."""
+    profile_id: str
+    frame_number: int
+
+
+@dataclass(frozen=True)
+class NotableFrames:
+    """The first authored frame that shows each of the four facts worth noticing."""
+    outright: Notable  # a ratio of at least 1: accepted without a draw
+    target_zero: Notable  # the target gives the proposal 0: rejected without a draw
+    drops_later: Notable  # a rejection drops every later proposal
+    replacement: Notable  # a rejection's replacement comes from the residual
+
+
+@dataclass(frozen=True)
+class LosslessExample:
+    """P(commit y) = q(y) min(1, p(y)/q(y)) + (1 - alpha) residual(y), for the token a rejection put in."""
+    profile_id: str
+    position: int
+    token: str
+    p_target: Fraction
+    p_draft: Fraction
+    accept_probability: Fraction
+    via_acceptance: Fraction  # q(y) min(1, p(y)/q(y)) = min(p, q)(y)
+    rejection_mass: Fraction  # 1 - alpha = sum of max(0, p - q)
+    residual: Fraction
+    via_residual: Fraction  # (1 - alpha) residual(y) = max(0, p - q)(y)
+    total: Fraction
+
+
+@dataclass(frozen=True)
+class Facts:
+    tokens: tuple[str, ...]
+    k: int
+    vocab_size: int
+    draft_step: Fraction
+    verify_step: Fraction
+    round_cost: Fraction
+    entry_denominator: int  # every authored probability is a multiple of 1/entry_denominator
+    entry_unit: Fraction
+    frame_count_range: tuple[int, int]  # fewest and most frames any round can have
+    best_case_tokens: int
+    best_case_speedup: Fraction  # every proposal accepted: k + 1 tokens for one round's cost
+    worst_case_speedup: Fraction  # the first proposal rejected: one token for one round's cost
+    profiles: tuple[ProfileFacts, ...]
+    identity: IdentityFacts
+    convergence: ConvergenceFacts
+    speedup_curves: tuple[SpeedupCurve, ...]
+    speedup_panels: tuple[SpeedupPanel, ...]
+    speedup_max_k: int
+    speedup_points_checked: int
+    speedup_costs: tuple[Fraction, ...]
+    speedup_alphas: tuple[Fraction, ...]
+    roofline: RooflineFacts
+    roofline_verify_ms: float  # the roofline's time for one pass that scores a whole round's k positions
+    roofline_verify_compute_ms: float
+    notable: NotableFrames
+    lossless_example: LosslessExample
+
+    def profile(self, profile_id: str) -> ProfileFacts:
+        for p in self.profiles:
+            if p.id == profile_id:
+                return p
+        raise KeyError(profile_id)
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    """A figure drawn from these facts, as the figure registry names it (see figure_registry.py)."""
+    key: str  # the registry entry, e.g. "convergence"
+    each: str  # what the entry draws one figure for: "site", "profile" or "speedup" (a speedup panel)
+    item_id: str | None  # the profile's or panel's id; None for a site-wide figure
+    name: str  # the file stem: key, or key-item_id
+    function: str  # the drawing function's name in figures.py, for the manifest
+    inputs: str  # a digest of the drawing function's name and arguments
+
+
+# --- computing them -----------------------------------------------------------------------------
+
+
+def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int) -> tuple[Round, ...]:
+    """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
+
+    A reader stepping through "another round" should meet a rejection whose ratio was below 1,
+    not only the certain verdicts the authored rounds show.
+    """
+    rng = np.random.default_rng(seed)
+    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(count, stream_length))]
+    chosen = stream[:count]
+
+    def drawn_rejection(r: Round) -> bool:
+        return any(f.verdict == "rejected" and f.u is not None for f in r.frames)
+
+    if count and not any(drawn_rejection(r) for r in chosen):
+        extra = next((r for r in stream[count:] if drawn_rejection(r)), None)
+        if extra is not None:
+            chosen[-1] = extra
+    return tuple(chosen)
+
+
+def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...]:
+    out = []
+    for i, (t, q) in enumerate(zip(profiles.target, draft.distributions)):
+        x = draft.proposals[i]
+        ex = excess(t, q)
+        out.append(PositionFacts(
+            i + 1, False, t, q, profiles.tokens[x], overlap(t, q), ex, sum(ex, Fraction(0)), residual(t, q),
+            analysis.acceptance_rate(t, q), min(Fraction(1), t[x] / q[x]),
+        ))
+    out.append(PositionFacts(profiles.k + 1, True, profiles.target[-1], None, None, None, None, None, None, None, None))
+    return tuple(out)
+
+
+def profile_facts(
+    profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase
+) -> ProfileFacts:
+    n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
+    authored = run_round(
+        profiles.target, draft.distributions, np.random.default_rng(config.seeds.authored_round), draft.proposals
+    )
+    mc = config.monte_carlo
+    sampled = sampled_rounds(
+        profiles, draft, mc.sampled_rounds, config.seeds.sampled_rounds + index, mc.sampled_stream_rounds
+    )
+    partials = [Fraction(1)]
+    for a in n.accept_rates:
+        partials.append(partials[-1] * a)
+    return ProfileFacts(
+        id=draft.id, name=draft.name, description=draft.description,
+        accept_rates=n.accept_rates,
+        round_lengths=tuple(enumerate(n.round_length_distribution, start=1)),
+        expected_tokens=n.expected_tokens, expected_tokens_partial_products=n.expected_tokens_partial_products,
+        partial_products=tuple(partials), expected_accepted_drafts=n.expected_accepted_drafts,
+        round_cost=n.round_cost, speedup=n.speedup,
+        authored_round=authored, sampled_rounds=sampled,
+        positions=position_facts(profiles, draft),
+        frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
+        convergence=convergence,
+    )
+
+
+def identity_facts(profiles: Profiles, config: SiteConfig) -> IdentityFacts:
+    profile_pairs = [analysis.over_common_denominator(profiles.target[i], d.distributions[i])
+                     for d in profiles.drafts for i in range(profiles.k)]
+    random_pairs = analysis.random_identity_pairs(
+        np.random.default_rng(config.seeds.identity_pairs), config.monte_carlo.identity_pairs
+    )
+    pairs = profile_pairs + random_pairs
+    profile_entries = sum(len(t) for t, _ in profile_pairs)
+    random_entries = sum(len(t) for t, _ in random_pairs)
+    return IdentityFacts(
+        profile_pairs=len(profile_pairs), profile_entries=profile_entries,
+        random_pairs=len(random_pairs), random_entries=random_entries,
+        pairs=len(pairs), entries=profile_entries + random_entries,
+        failures=sum(not analysis.identity_holds(t, d) for t, d in pairs),
+    )
+
+
+def negative_control(profiles: Profiles, config: SiteConfig, threshold: float) -> NegativeControl:
+    """The same convergence check run on a wrong sampler that replaces a rejection from the target itself."""
+    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+    results = analysis.convergence_suite(
+        cases, config.monte_carlo.rounds, config.seeds.convergence, analysis.target_rows_resampler
+    )
+    tests = sum(len(case.checks) for case in results)
+    failed = sum(case.failed(threshold) for case in results)
+    return NegativeControl(
+        cases=tuple(results), tests=tests, failed_tests=failed, passed_tests=tests - failed,
+        worst_p_value=min(case.worst_p_value for case in results),
+        worst_total_variation=max(case.worst_total_variation for case in results),
+        caught=failed > 0,
+    )
+
+
+def convergence_facts(profiles: Profiles, config: SiteConfig) -> ConvergenceFacts:
+    mc = config.monte_carlo
+    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+    cases += analysis.random_cases(config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
+    results = tuple(analysis.convergence_suite(cases, mc.rounds, config.seeds.convergence))
+    tests = sum(len(c.checks) for c in results)
+    family_alpha = mc.family_alpha
+    threshold = family_alpha / tests
+    random = results[len(profiles.drafts):]
+    return ConvergenceFacts(
+        rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
+        random_slowest=tuple(max(case.checks, key=lambda c: c.total_variation) for case in random),
+        tests=tests, family_alpha=family_alpha, threshold=threshold,
+        worst_p_value=min(c.worst_p_value for c in results),
+        worst_total_variation=max(c.worst_total_variation for c in results),
+        passed=not any(c.failed(threshold) for c in results),
+        threshold_one_in=round(tests / family_alpha),
+        positions_per_case=profiles.k + 1,
+        negative_control=negative_control(profiles, config, threshold),
+    )
+
+
+def speedup_curves(config: SiteConfig) -> tuple[SpeedupCurve, ...]:
+    """Closed-form curves, each point checked against the exact engine's expectation for i.i.d. alphas."""
+    s = config.speedup
+    curves = []
+    for c in s.costs:
+        for a in s.alphas:
+            points = []
+            for g in range(1, s.max_k + 1):
+                closed = analysis.leviathan_speedup(a, g, c)
+                exact = analysis.speedup(analysis.expected_tokens_from_partial_products([a] * g), g, c, Fraction(1))
+                if closed != exact:
+                    raise AssertionError(f"closed form and engine disagree at alpha={a}, K={g}, c={c}")
+                points.append((g, closed))
+            best = analysis.best_draft_length(a, c, s.max_k)
+            curves.append(SpeedupCurve(a, c, tuple(points), best, points[best - 1][1]))
+    return tuple(curves)
+
+
+def speedup_panels(curves: tuple[SpeedupCurve, ...]) -> tuple[SpeedupPanel, ...]:
+    return tuple(
+        SpeedupPanel(f"{cost.numerator}-{cost.denominator}", cost, tuple(c for c in curves if c.cost == cost))
+        for cost in sorted({c.cost for c in curves})
+    )
+
+
+def roofline_facts(config: SiteConfig) -> RooflineFacts:
+    r = config.roofline
+    weight_bytes = r.parameters * r.bytes_per_parameter
+    memory_ms = weight_bytes / (r.memory_bandwidth_gb_s * 1e9) * 1e3
+    compute_ms = 2 * r.parameters / (r.peak_tflops * 1e12) * 1e3
+    crossover = memory_ms / compute_ms
+    grid = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, r.max_positions, round(crossover)}  # the knee is a point too
+    positions = tuple(sorted(p for p in grid if 1 <= p <= r.max_positions))
+    return RooflineFacts(
+        r.model_label, r.parameters, r.bytes_per_parameter, r.memory_bandwidth_gb_s, r.peak_tflops,
+        weight_bytes, memory_ms, compute_ms, crossover,
+        positions, tuple(max(memory_ms, compute_ms * n) for n in positions), r.sources,
+        parameters_billions=r.parameters / 1e9, weight_gb=weight_bytes / 1e9,
+        utilisation_one_position=compute_ms / memory_ms,
+    )
+
+
+def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
+    """Where each of the four facts shows on the authored data: the frame a reader should look at."""
+    found: dict[str, Notable] = {}
+    for p in profiles:
+        for number, f in enumerate(p.authored_round.frames, start=1):
+            if f.kind != "verify":
+                continue
+            here = Notable(p.id, number)
+            if f.ratio is not None and f.ratio >= 1:
+                found.setdefault("outright", here)
+            if f.p_target == 0:
+                found.setdefault("target_zero", here)
+            if f.verdict == "rejected":
+                found.setdefault("drops_later", here)
+                found.setdefault("replacement", here)
+    missing = {"outright", "target_zero", "drops_later", "replacement"} - found.keys()
+    if missing:
+        raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
+    return NotableFrames(**found)
+
+
+def lossless_example(profile: ProfileFacts, frame_number: int, tokens: tuple[str, ...]) -> LosslessExample:
+    frame = profile.authored_round.frames[frame_number - 1]
+    view = profile.position(frame.position)
+    i = frame.replacement
+    token = tokens[i]
+    p, q = view.target[i], view.draft[i]
+    a = min(Fraction(1), p / q) if q else Fraction(0)
+    residual_y = view.residual[i]
+    via_acceptance, via_residual = q * a, view.excess_mass * residual_y
+    if via_acceptance != view.overlap[i] or via_residual != view.excess[i] or via_acceptance + via_residual != p:
+        raise AssertionError(f"{profile.id} position {view.position}: the worked example does not add up to p({token})")
+    return LosslessExample(profile.id, view.position, token, p, q, a, via_acceptance, view.excess_mass, residual_y,
+                           via_residual, via_acceptance + via_residual)
+
+
+def entry_denominator(profiles: Profiles) -> int:
+    """The common denominator of every authored probability (8: every entry is a multiple of an eighth)."""
+    rows = [*profiles.target, *(row for d in profiles.drafts for row in d.distributions)]
+    return math.lcm(*(Fraction(x).denominator for row in rows for x in row))
+
+
+def build_facts(profiles: Profiles, config: SiteConfig) -> Facts:
+    conv = convergence_facts(profiles, config)
+    drafts = tuple(
+        profile_facts(profiles, d, config, i, case) for i, (d, case) in enumerate(zip(profiles.drafts, conv.authored))
+    )
+    cm, k = profiles.cost_model, profiles.k
+    cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)
+    curves = speedup_curves(config)
+    roofline = roofline_facts(config)
+    notable = notable_frames(drafts)
+    replacement = notable.replacement
+    denominator = entry_denominator(profiles)
+    return Facts(
+        tokens=profiles.tokens, k=k, vocab_size=len(profiles.tokens),
+        draft_step=cm.draft_step, verify_step=cm.verify_step, round_cost=cost,
+        entry_denominator=denominator, entry_unit=Fraction(1, denominator),
+        frame_count_range=(3, k + 3),  # propose, verify, done; or every verify plus a bonus
+        best_case_tokens=k + 1, best_case_speedup=Fraction(k + 1) / cost, worst_case_speedup=Fraction(1) / cost,
+        profiles=drafts, identity=identity_facts(profiles, config), convergence=conv,
+        speedup_curves=curves, speedup_panels=speedup_panels(curves),
+        speedup_max_k=max(g for c in curves for g, _ in c.points),
+        speedup_points_checked=sum(len(c.points) for c in curves),
+        speedup_costs=tuple(sorted({c.cost for c in curves})), speedup_alphas=tuple(sorted({c.alpha for c in curves})),
+        roofline=roofline, roofline_verify_ms=roofline.time_ms(k), roofline_verify_compute_ms=roofline.compute_ms(k),
+        notable=notable,
+        lossless_example=lossless_example(
+            next(p for p in drafts if p.id == replacement.profile_id), replacement.frame_number, profiles.tokens
+        ),
+    )

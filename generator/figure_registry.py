@@ -1,0 +1,137 @@
+"""Which figures the site has: for each, its drawing function in figures.py and the facts it is drawn from.
+
+One entry per kind of figure. `each` says what one figure is drawn for: the whole site, every
+profile, or every speedup panel; the figure's name is the entry's key, followed by the profile's or
+panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figures[key]`,
+`panel.figures[key]`), never by spelling its name, and `check` fails on a figure drawn and never
+shown or shown and never drawn.
+
+Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import figures
+from .cache import digest
+from .facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    key: str
+    draw: Callable[..., figures.Figure]
+    each: str  # "site", "profile" or "speedup"
+    inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
+
+
+@dataclass(frozen=True)
+class FigureJob:
+    ref: FigureRef
+    draw: Callable[..., figures.Figure]
+    kwargs: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
+
+
+def _labels(facts: Facts) -> list[str]:
+    return [f"position {i}" for i in range(1, facts.k + 1)] + ["bonus"]
+
+
+def _profile_bars(facts: Facts, p: ProfileFacts) -> dict:
+    return dict(
+        tokens=facts.tokens, target_rows=[v.target for v in p.positions],
+        draft_rows=[v.draft for v in p.positions if not v.is_bonus],
+        proposals=[v.proposal for v in p.positions if not v.is_bonus], title=p.name,
+    )
+
+
+def _convergence(facts: Facts, p: ProfileFacts) -> dict:
+    checks = p.convergence.checks
+    return dict(
+        tokens=facts.tokens, position_labels=_labels(facts), target_rows=[v.target for v in p.positions],
+        frequencies=[c.frequencies for c in checks], samples=[c.samples for c in checks],
+        title=f"{p.name}: committed tokens against the target",
+    )
+
+
+def _error_vs_samples(facts: Facts, p: ProfileFacts) -> dict:
+    labels = _labels(facts)
+    return dict(
+        series=[(labels[c.position - 1], list(c.error_curve)) for c in p.convergence.checks],
+        title=f"{p.name}: distance to the target",
+    )
+
+
+def _error_vs_samples_random(facts: Facts) -> dict:
+    conv = facts.convergence
+    return dict(
+        series=[(case.id.replace("-", " "), list(check.error_curve))
+                for case, check in zip(conv.random, conv.random_slowest)],
+        title="Random profiles: the slowest position of each",
+    )
+
+
+def _round_lengths(facts: Facts) -> dict:
+    return dict(series=[(p.name, [prob for _, prob in p.round_lengths]) for p in facts.profiles], k=facts.k)
+
+
+def _acceptance(facts: Facts) -> dict:
+    return dict(labels=_labels(facts)[:facts.k], rates=[(p.name, list(p.accept_rates)) for p in facts.profiles])
+
+
+def _speedup_vs_k(facts: Facts, panel: SpeedupPanel) -> dict:
+    return dict(
+        curves=[(f"α = {float(c.alpha):g}", list(c.points)) for c in panel.curves],
+        best=[(f"α = {float(c.alpha):g}", c.best_k, c.best_speedup) for c in panel.curves],
+    )
+
+
+def _roofline(facts: Facts) -> dict:
+    r = facts.roofline
+    return dict(
+        positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
+        compute_ms=r.compute_ms_per_position, model_label=r.model_label,
+    )
+
+
+REGISTRY: tuple[FigureSpec, ...] = (
+    FigureSpec("profile", figures.profile_bars, "profile", _profile_bars),
+    FigureSpec("convergence", figures.convergence_histograms, "profile", _convergence),
+    FigureSpec("error-vs-samples", figures.error_vs_samples, "profile", _error_vs_samples),
+    FigureSpec("error-vs-samples-random", figures.error_vs_samples, "site", _error_vs_samples_random),
+    FigureSpec("round-lengths", figures.round_length_distribution, "site", _round_lengths),
+    FigureSpec("acceptance", figures.acceptance_bars, "site", _acceptance),
+    FigureSpec("speedup-vs-k", figures.speedup_vs_k, "speedup", _speedup_vs_k),
+    FigureSpec("roofline", figures.roofline, "site", _roofline),
+)
+
+
+def _items(facts: Facts, each: str) -> tuple[tuple[str | None, Any], ...]:
+    if each == "site":
+        return ((None, None),)
+    if each == "profile":
+        return tuple((p.id, p) for p in facts.profiles)
+    if each == "speedup":
+        return tuple((s.id, s) for s in facts.speedup_panels)
+    raise ValueError(f"unknown figure scope {each!r}")
+
+
+def jobs(facts: Facts, registry: tuple[FigureSpec, ...] = REGISTRY) -> tuple[FigureJob, ...]:
+    """Every figure the site shows, with the arguments its drawing function is called with."""
+    out = []
+    for spec in registry:
+        for item_id, item in _items(facts, spec.each):
+            name = spec.key if item_id is None else f"{spec.key}-{item_id}"
+            kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}
+            function = spec.draw.__name__
+            ref = FigureRef(spec.key, spec.each, item_id, name, function, digest(function, kwargs))
+            out.append(FigureJob(ref, spec.draw, kwargs))
+    names = [j.name for j in out]
+    if len(set(names)) != len(names):
+        raise AssertionError(f"two figures share a name: {sorted(n for n in names if names.count(n) > 1)}")
+    return tuple(out)

@@ -1,0 +1,299 @@
+"""What templates need, made from the facts: frame titles, chips, anchors, token labels, figure names.
+
+Views add presentation (labels instead of token indices, HTML anchors, titles) and never a new
+number: every probability here is the facts' own Fraction. A view exposes its facts' fields under
+the same names, so a template writes `p.expected_tokens` whether it holds facts or a view.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from types import MappingProxyType
+
+from .engine import Frame, Round
+from .facts import Facts, FigureRef, Notable, ProfileFacts, SpeedupPanel
+
+
+@dataclass(frozen=True)
+class Chip:
+    position: int
+    token: str
+    state: str  # proposed, accepted, rejected, dropped, replacement, bonus
+
+
+@dataclass(frozen=True)
+class Interval:
+    token: str
+    probability: Fraction
+    low: Fraction
+    high: Fraction
+
+
+def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, ...]:
+    """The cumulative intervals engine.draw walks, skipping tokens it can never pick."""
+    out, low = [], Fraction(0)
+    for token, p in row or ():
+        if p == 0:
+            continue
+        out.append(Interval(token, p, low, low + p))
+        low += p
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class FrameView:
+    id: str  # the HTML anchor, e.g. "frame-divergent-authored-4"
+    number: int  # 1-based within its round
+    kind: str
+    title: str
+    position: int | None
+    proposal: str | None
+    p_target: Fraction | None
+    p_draft: Fraction | None
+    ratio: Fraction | None
+    accept_probability: Fraction | None
+    u: float | None
+    verdict: str | None
+    residual: tuple[tuple[str, Fraction], ...] | None
+    replacement: str | None
+    replacement_u: float | None
+    bonus_distribution: tuple[tuple[str, Fraction], ...] | None
+    bonus: str | None
+    bonus_u: float | None
+    committed: tuple[str, ...]
+    chips: tuple[Chip, ...]
+    certain: bool  # the verdict needed no draw
+
+    @property
+    def residual_intervals(self) -> tuple[Interval, ...]:
+        """Where in [0, 1) each residual token's share lies, so a reader can see which one the draw landed in."""
+        return intervals(self.residual)
+
+    @property
+    def bonus_intervals(self) -> tuple[Interval, ...]:
+        return intervals(self.bonus_distribution)
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        return tuple(c.token for c in self.chips if c.state == "dropped")
+
+
+@dataclass(frozen=True)
+class RoundView:
+    id: str  # "authored" or "sampled-1", ...
+    label: str
+    proposals: tuple[str, ...]
+    committed: tuple[str, ...]
+    accepted: int
+    bonus: str | None
+    frames: tuple[FrameView, ...]
+
+    @property
+    def frame_count(self) -> int:
+        return len(self.frames)
+
+    @property
+    def positions_tried(self) -> int:
+        """How many proposals the target actually checked: one verify frame each."""
+        return sum(1 for f in self.frames if f.kind == "verify")
+
+    @property
+    def has_bonus(self) -> bool:
+        return self.bonus is not None
+
+    @property
+    def every_verdict_certain(self) -> bool:
+        """No check in the round needed a uniform draw: every ratio was at least 1 or the target gave 0."""
+        return all(f.certain for f in self.frames if f.kind == "verify")
+
+    @property
+    def dropped_positions(self) -> tuple[int, ...]:
+        """Positions whose proposals were thrown away unchecked after the round's rejection."""
+        return tuple(c.position for c in self.frames[-1].chips if c.state == "dropped")
+
+    def frame(self, kind: str, position: int | None = None) -> FrameView:
+        for f in self.frames:
+            if f.kind == kind and (position is None or f.position == position):
+                return f
+        raise KeyError((kind, position))
+
+
+class _Delegates:
+    """Reads any field it does not have from `self.facts`, so views keep the facts' names."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "facts":
+            raise AttributeError(name)
+        return getattr(self.facts, name)
+
+
+@dataclass(frozen=True)
+class ProfileView(_Delegates):
+    facts: ProfileFacts
+    authored: RoundView
+    sampled: tuple[RoundView, ...]
+    figures: Mapping[str, str]  # registry key -> figure name, e.g. "convergence" -> "convergence-aligned"
+
+    @property
+    def rounds(self) -> tuple[RoundView, ...]:
+        return (self.authored, *self.sampled)
+
+    @property
+    def frame_count(self) -> int:
+        return self.authored.frame_count
+
+    @property
+    def dropped_views(self):
+        """The positions the authored round dropped unchecked, with what their own check would have said."""
+        dropped = set(self.authored.dropped_positions)
+        return tuple(v for v in self.facts.positions if v.position in dropped)
+
+
+@dataclass(frozen=True)
+class SpeedupPanelView(_Delegates):
+    facts: SpeedupPanel
+    figures: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class NotableView:
+    """Each fact worth noticing as (profile, frame): the frame a reader should look at."""
+    outright: tuple[ProfileView, FrameView]
+    target_zero: tuple[ProfileView, FrameView]
+    drops_later: tuple[ProfileView, FrameView]
+    replacement: tuple[ProfileView, FrameView]
+
+    def items(self):
+        return [(name, getattr(self, name)) for name in ("outright", "target_zero", "drops_later", "replacement")]
+
+
+@dataclass(frozen=True)
+class SiteView(_Delegates):
+    facts: Facts
+    title: str
+    profiles: tuple[ProfileView, ...]
+    speedup_panels: tuple[SpeedupPanelView, ...]
+    notable: NotableView
+    figure: Mapping[str, str]  # site-wide figures: registry key -> figure name
+
+    def profile(self, profile_id: str) -> ProfileView:
+        for p in self.profiles:
+            if p.id == profile_id:
+                return p
+        raise KeyError(profile_id)
+
+
+def _labelled(tokens, row) -> tuple[tuple[str, Fraction], ...] | None:
+    return None if row is None else tuple((tokens[i], p) for i, p in enumerate(row))
+
+
+def _token(tokens, index: int | None) -> str | None:
+    return None if index is None else tokens[index]
+
+
+def _float(x: Fraction | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def frame_title(f: Frame, tokens) -> str:
+    if f.kind == "propose":
+        return "The draft proposes"
+    if f.kind == "verify":
+        return f"Check position {f.position}: {tokens[f.proposal]!s} {f.verdict}"
+    if f.kind == "bonus":
+        return "Bonus token from the target"
+    return "Round over"
+
+
+def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
+    out = []
+    for i, state in enumerate(f.statuses):
+        out.append(Chip(i + 1, tokens[r.proposals[i]], "proposed" if state == "pending" else state))
+        if state == "rejected":
+            out.append(Chip(i + 1, tokens[f.committed[i]] if len(f.committed) > i else "?", "replacement"))
+    if f.kind in ("bonus", "done") and r.bonus is not None:
+        out.append(Chip(len(f.statuses) + 1, tokens[r.bonus], "bonus"))
+    return tuple(out)
+
+
+def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens) -> FrameView:
+    return FrameView(
+        id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
+        position=f.position, proposal=_token(tokens, f.proposal),
+        p_target=f.p_target, p_draft=f.p_draft, ratio=f.ratio, accept_probability=f.accept_probability,
+        u=_float(f.u), verdict=f.verdict, residual=_labelled(tokens, f.residual),
+        replacement=_token(tokens, f.replacement), replacement_u=_float(f.replacement_u),
+        bonus_distribution=_labelled(tokens, f.bonus_distribution),
+        bonus=_token(tokens, f.bonus), bonus_u=_float(f.bonus_u),
+        committed=tuple(tokens[t] for t in f.committed), chips=chips(f, r, tokens),
+        certain=f.kind == "verify" and f.u is None,
+    )
+
+
+def round_view(profile_id: str, round_id: str, label: str, r: Round, tokens) -> RoundView:
+    frames = tuple(frame_view(profile_id, round_id, n, f, r, tokens) for n, f in enumerate(r.frames, start=1))
+    return RoundView(
+        round_id, label, tuple(tokens[x] for x in r.proposals), tuple(tokens[x] for x in r.committed),
+        r.accepted, _token(tokens, r.bonus), frames,
+    )
+
+
+def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str, str]:
+    return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
+
+
+def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:
+    return ProfileView(
+        facts=p,
+        authored=round_view(p.id, "authored", "The authored round", p.authored_round, tokens),
+        sampled=tuple(
+            round_view(p.id, f"sampled-{j}", f"Sampled round {j}", r, tokens)
+            for j, r in enumerate(p.sampled_rounds, start=1)
+        ),
+        figures=figures,
+    )
+
+
+def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> SiteView:
+    """The site as templates see it; `plan` names each figure the registry draws and what it belongs to."""
+    profiles = tuple(
+        profile_view(p, facts.tokens, _figures_of(tuple(r for r in plan if r.each == "profile"), p.id))
+        for p in facts.profiles
+    )
+    by_id = {p.id: p for p in profiles}
+
+    def resolve(n: Notable) -> tuple[ProfileView, FrameView]:
+        p = by_id[n.profile_id]
+        return p, p.authored.frames[n.frame_number - 1]
+
+    notable = facts.notable
+    return SiteView(
+        facts=facts, title=title, profiles=profiles,
+        speedup_panels=tuple(
+            SpeedupPanelView(s, _figures_of(tuple(r for r in plan if r.each == "speedup"), s.id))
+            for s in facts.speedup_panels
+        ),
+        notable=NotableView(
+            resolve(notable.outright), resolve(notable.target_zero),
+            resolve(notable.drops_later), resolve(notable.replacement),
+        ),
+        figure=_figures_of(tuple(r for r in plan if r.each == "site"), None),
+    )
+
+
+def stepper_data(site: SiteView) -> dict:
+    """The JSON the stepper reads: which frames exist and what to announce; the frames' HTML is in the page."""
+    return {
+        "profiles": [
+            {
+                "id": p.id, "name": p.name,
+                "rounds": [
+                    {"id": r.id, "label": r.label,
+                     "frames": [{"id": f.id, "title": f.title} for f in r.frames]}
+                    for r in p.rounds
+                ],
+            }
+            for p in site.profiles
+        ]
+    }

@@ -1,0 +1,170 @@
+"""The facts every page and figure reads, computed once from the data, and the views templates get."""
+import ast
+import dataclasses
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from generator import analysis, facts as facts_module
+from generator.config import load_config
+from generator.facts import build_facts
+from generator.profiles import load_profiles
+from generator.views import site_view, stepper_data
+from support import ROOT
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    config = load_config(ROOT / "data" / "site.yaml")
+    return config, load_profiles(config.profiles_path())
+
+
+@pytest.fixture(scope="module")
+def facts(inputs):
+    config, profiles = inputs
+    return build_facts(profiles, config)
+
+
+@pytest.fixture(scope="module")
+def ctx(facts):
+    return site_view(facts, "title")
+
+
+def test_every_profile_view_carries_the_engine_numbers(ctx):
+    assert ctx.profile("aligned").expected_tokens == F(2009, 512)
+    assert ctx.profile("divergent").speedup == F(1343, 768)
+    for p in ctx.profiles:
+        assert p.expected_tokens == p.expected_tokens_partial_products == sum(p.partial_products)
+        assert sum(prob for _, prob in p.round_lengths) == 1
+
+
+def test_the_authored_rounds_have_eight_and_five_frames_and_the_closed_form_agrees(ctx):
+    assert ctx.profile("aligned").frame_count == 8 and ctx.profile("aligned").frame_count_bounds == (8, 8)
+    assert ctx.profile("divergent").frame_count == 5 and ctx.profile("divergent").frame_count_bounds == (5, 5)
+
+
+def test_frame_ids_are_unique_across_every_round(ctx):
+    ids = [f.id for p in ctx.profiles for r in p.rounds for f in r.frames]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_sampled_rounds_include_a_rejection_decided_by_a_draw(ctx):
+    for p in ctx.profiles:
+        assert any(f.verdict == "rejected" and f.u is not None and f.ratio < 1
+                   for r in p.sampled for f in r.frames), p.id
+
+
+def test_chips_mark_the_replacement_and_the_dropped_proposals(ctx):
+    done = ctx.profile("divergent").authored.frames[-1]
+    assert [c.state for c in done.chips] == ["accepted", "accepted", "rejected", "replacement", "dropped", "dropped"]
+    bonus = ctx.profile("aligned").authored.frames[-1]
+    assert bonus.chips[-1].state == "bonus"
+
+
+def test_the_positions_table_shows_overlap_excess_and_residual(ctx):
+    third = ctx.profile("divergent").positions[2]
+    assert sum(third.overlap) == third.accept_rate == F(5, 8)
+    assert third.excess_mass == 1 - third.accept_rate
+    assert sum(third.residual) == 1
+    assert ctx.profile("divergent").positions[-1].is_bonus
+
+
+def test_the_four_worth_noticing_facts_point_at_real_frames(ctx):
+    notable = ctx.notable
+    assert notable.outright[1].ratio >= 1 and notable.outright[1].verdict == "accepted"
+    assert notable.target_zero[1].p_target == 0 and notable.target_zero[1].verdict == "rejected"
+    assert notable.replacement[1].replacement != notable.replacement[1].proposal
+
+
+def test_speedup_curves_mark_the_best_draft_length(ctx):
+    for curve in ctx.speedup_curves:
+        assert curve.best_speedup == max(s for _, s in curve.points)
+        assert curve.best_k == analysis.best_draft_length(curve.alpha, curve.cost, len(curve.points))
+
+
+def test_the_roofline_floor_and_crossover_follow_from_the_inputs(ctx):
+    r = ctx.roofline
+    assert r.memory_ms == pytest.approx(r.weight_bytes / (r.memory_bandwidth_gb_s * 1e6))
+    assert r.crossover_positions == pytest.approx(r.memory_ms / r.compute_ms_per_position)
+    assert r.times_ms[0] == pytest.approx(r.memory_ms)
+
+
+def test_the_identity_and_convergence_summaries_cover_what_the_issue_asks(ctx):
+    assert ctx.identity.random_pairs >= 5000 and ctx.identity.failures == 0
+    conv = ctx.convergence
+    assert len(conv.cases) >= 14 and conv.rounds >= 100_000 and conv.passed
+
+
+def test_the_stepper_json_lists_exactly_the_rendered_frames(ctx):
+    data = stepper_data(ctx)
+    ids = [f["id"] for p in data["profiles"] for r in p["rounds"] for f in r["frames"]]
+    assert ids == [f.id for p in ctx.profiles for r in p.rounds for f in r.frames]
+
+
+def test_identity_failures_are_counted_not_assumed(inputs, monkeypatch):
+    """Negative control for the page's "Failures: 0": a pair that breaks the identity is counted."""
+    config, profiles = inputs
+    broken = iter([False])
+    monkeypatch.setattr(analysis, "identity_holds", lambda t, d: next(broken, True))
+    assert facts_module.identity_facts(profiles, config).failures == 1
+
+
+def _all_dataclasses(value, seen=None):
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        yield value
+        for f in dataclasses.fields(value):
+            yield from _all_dataclasses(getattr(value, f.name), seen)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _all_dataclasses(v, seen)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _all_dataclasses(v, seen)
+
+
+def test_facts_and_views_are_frozen_all_the_way_down(facts, ctx):
+    found = list(_all_dataclasses(facts)) + list(_all_dataclasses(ctx))
+    assert len(found) > 100
+    for obj in found:
+        assert type(obj).__dataclass_params__.frozen, type(obj).__name__
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.k = 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.profiles[0].authored = None
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            names.add((node.module or "").split(".")[0] or next(a.name for a in node.names))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("generator"):
+            names.add(node.module.split(".")[1] if "." in node.module else node.names[0].name)
+    return names
+
+
+LAYERS = {  # module -> the generator modules it may import
+    "engine": set(),
+    "analysis": {"engine"},
+    "facts": {"analysis", "config", "engine", "profiles"},
+    "views": {"engine", "facts"},
+    "figures": set(),
+    "figure_registry": {"cache", "facts", "figures"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(LAYERS))
+def test_each_layer_imports_only_the_layers_below_it(module):
+    imported = _imports(ROOT / "generator" / f"{module}.py")
+    assert imported <= LAYERS[module], f"{module} imports {sorted(imported - LAYERS[module])}"
+
+
+def test_no_module_below_build_imports_build():
+    for path in (ROOT / "generator").rglob("*.py"):
+        if path.parent.name != "commands" and path.name not in ("build.py", "__main__.py"):
+            assert "build" not in _imports(path), path
