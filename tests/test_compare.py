@@ -1,4 +1,5 @@
 """`compare` on two builds that differ in known ways: one figure redrawn, one removed, one added, one page's text."""
+import base64
 import json
 import re
 import shutil
@@ -48,17 +49,27 @@ def builds(tmp_path_factory):
     return base, head, out, figs, pages
 
 
+def shown_images(page: str) -> dict[str, list[bytes]]:
+    """section id -> the inline images in it, decoded."""
+    out = {}
+    for m in re.finditer(r'<section id="figure-([^"]+)">(.*?)</section>', page, re.S):
+        out[m.group(1)] = [base64.b64decode(b) for b in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', m.group(2))]
+    return out
+
+
 def test_every_added_removed_or_changed_figure_is_shown_before_and_after(builds):
     base, head, out, figs, _ = builds
     status = {f.name: f.status for f in figs if f.status != "unchanged"}
     assert status == {"roofline": "changed", "acceptance": "removed", "brand-new": "added"}
-    assert (out / "figures" / "before" / "roofline.svg").read_bytes() == (base / "figures" / "roofline.svg").read_bytes()
-    assert (out / "figures" / "after" / "roofline.svg").read_bytes() == (head / "figures" / "roofline.svg").read_bytes()
-    assert (out / "figures" / "before" / "acceptance.svg").exists() and not (out / "figures" / "after" / "acceptance.svg").exists()
-    assert (out / "figures" / "after" / "brand-new.svg").exists() and not (out / "figures" / "before" / "brand-new.svg").exists()
+    images = shown_images((out / "index.html").read_text())
+    before, after = (base / "figures" / "roofline.svg").read_bytes(), (head / "figures" / "roofline.svg").read_bytes()
+    # before, after, then the two again stacked for the difference image
+    assert images["roofline"] == [before, after, before, after]
+    assert images["acceptance"] == [(base / "figures" / "acceptance.svg").read_bytes()]
+    assert images["brand-new"] == [(head / "figures" / "brand-new.svg").read_bytes()]
     page = (out / "index.html").read_text()
-    assert 'src="figures/before/roofline.svg"' in page and 'src="figures/after/roofline.svg"' in page
     assert "the numbers it is drawn from changed" in page
+    assert page.count('class="difference"') == 1 and "pixel difference of roofline" in page
 
 
 def test_unchanged_figures_are_listed_but_not_shown(builds):
@@ -66,10 +77,17 @@ def test_unchanged_figures_are_listed_but_not_shown(builds):
     unchanged = [f.name for f in figs if f.status == "unchanged"]
     assert "profile-aligned" in unchanged
     page = (out / "index.html").read_text()
-    shown = set(re.findall(r'src="figures/(?:before|after)/([^"]+)\.svg"', page))
-    assert shown == {"roofline", "acceptance", "brand-new"}
+    assert set(shown_images(page)) == {"roofline", "acceptance", "brand-new"}
     assert all(f"<code>{name}</code>" in page for name in unchanged)
-    assert sorted(p.name for p in (out / "figures").rglob("*.svg")) == ["acceptance.svg", "brand-new.svg", "roofline.svg", "roofline.svg"]
+
+
+def test_the_review_is_one_file(builds):
+    out = builds[2]
+    assert sorted(p.name for p in out.rglob("*")) == ["index.html", "review.json", "summary.md"]
+    data = json.loads((out / "review.json").read_text())
+    assert {f["name"]: f["status"] for f in data["figures"] if f["status"] != "unchanged"} == {
+        "roofline": "changed", "acceptance": "removed", "brand-new": "added"}
+    assert data["pages"] == [{"path": "index.html", "status": "changed", "added": 1, "removed": 0}]
 
 
 def test_a_page_whose_text_changed_gets_a_readable_escaped_diff(builds):
@@ -108,7 +126,7 @@ def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "0 figures changed, 0 added, 0 removed" in done.stdout and "no page text changed" in done.stdout
-    assert not (tmp_path / "r" / "figures").exists()
+    assert "No figure changed." in (tmp_path / "r" / "index.html").read_text()
 
 
 def test_compare_refuses_to_overwrite_a_folder_that_is_not_a_review(builds, tmp_path):

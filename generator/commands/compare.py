@@ -1,14 +1,15 @@
 """`compare BASE_DIR HEAD_DIR --out DIR`: what a pull request changes in the built site, for a reviewer.
 
 Figures are generated, so a diff of the sources says little about what readers will see. This
-puts every added, removed or changed figure side by side (before | after) on one self-contained
-page, with the reason where the manifests tell it (the data it is drawn from, or the drawing
-code), diffs the visible text of every page, and writes a Markdown summary for the job summary.
-The review folder holds copies of the SVGs it shows and makes no request anywhere else, so it
-opens straight from a downloaded artifact.
+puts every added, removed or changed figure side by side (before | after | their pixel difference)
+on one page, with the reason where the manifests tell it (the data it is drawn from, or the
+drawing code), diffs the visible text of every page, and writes a Markdown summary for the job
+summary and review.json for the pull-request comment. The page is a single file with every image
+inline and makes no request anywhere, so it opens straight from a downloaded artifact.
 """
 from __future__ import annotations
 
+import base64
 import difflib
 import hashlib
 import html
@@ -216,22 +217,40 @@ def other_changes(base: Build, head: Build) -> list[tuple[str, str]]:
 # --- output -------------------------------------------------------------------------------------
 
 STYLE = """
-body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1rem 1.5rem;color:#1f1f1f;background:#fff}
+body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:1rem 1.5rem;color:#1f1f1f;background:#fff}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}h3{font-size:1rem}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.pair figure{margin:0;border:1px solid #ddd;padding:.5rem}
-.pair img{width:100%;height:auto}.pair figcaption{font-weight:600;margin-bottom:.25rem}
+.trio{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:1rem}
+.trio figure{margin:0;border:1px solid #ddd;padding:.5rem}.trio figcaption{font-weight:600;margin-bottom:.25rem}
+.trio img{width:100%;height:auto;display:block;background:#fff}
+.difference{position:relative;isolation:isolate;filter:invert(1)}
+.difference img+img{position:absolute;inset:0;mix-blend-mode:difference}
 .missing{color:#666;font-style:italic;padding:2rem;text-align:center}
-.why{color:#444}pre.diff{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap}
+.why,.note{color:#444}pre.diff{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap}
 .add{background:#e6ffec;display:block}.del{background:#ffebe9;display:block}.hunk{color:#6e40c9;display:block}
 .ctx{display:block;color:#444}code{background:#f2f2f2;padding:0 .2em}
 """
 
+DIFFERENCE_NOTE = ("The difference panel lays the after picture over the before picture so that pixels that are "
+                   "the same come out white and every pixel that changed keeps a colour.")
 
-def _side(label: str, src: str | None, alt: str) -> str:
-    if src is None:
+
+def data_uri(svg: bytes) -> str:
+    """An SVG as an inline image, so the review is one file that needs nothing beside it."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+
+
+def _side(label: str, uri: str | None, alt: str) -> str:
+    if uri is None:
         return f'<figure><figcaption>{label}</figcaption><p class="missing">not in this build</p></figure>'
     return (f'<figure><figcaption>{label}</figcaption>'
-            f'<img src="{html.escape(src)}" alt="{html.escape(label + ": " + alt)}"></figure>')
+            f'<img src="{uri}" alt="{html.escape(label + ": " + alt)}"></figure>')
+
+
+def _difference(before: str, after: str, name: str) -> str:
+    label = html.escape(f"pixel difference of {name}: white where before and after agree, colour where they differ")
+    return ('<figure><figcaption>difference</figcaption><div class="difference">'
+            f'<img src="{before}" alt="{label}"><img src="{after}" alt="(the after picture, blended over the before)">'
+            '</div></figure>')
 
 
 def _diff_html(lines: list[str]) -> str:
@@ -252,22 +271,27 @@ def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[
     parts = [
         "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
         "<title>Figure review</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<h1>Figure review</h1>",
         f"<p>{html.escape(headline(figs, pages))}</p>",
         "<h2>Figures</h2>",
     ]
     if not shown:
-        parts.append("<p>No figure was added, removed or changed.</p>")
+        parts.append("<p>No figure changed.</p>")
+    else:
+        parts.append(f'<p class="note">{DIFFERENCE_NOTE}</p>')
     for f in shown:
         alt_before = base.manifest.get(f.name, {}).get("alt", f.name)
         alt_after = head.manifest.get(f.name, {}).get("alt", f.name)
+        before = data_uri((base.root / f.before).read_bytes()) if f.before else None
+        after = data_uri((head.root / f.after).read_bytes()) if f.after else None
         parts.append(f'<section id="figure-{html.escape(f.name)}"><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>')
         if f.why:
             parts.append(f'<p class="why">Why: {html.escape(f.why)}.</p>')
-        parts.append('<div class="pair">'
-                     + _side("before", f"figures/before/{f.name}.svg" if f.before else None, alt_before)
-                     + _side("after", f"figures/after/{f.name}.svg" if f.after else None, alt_after) + "</div>")
+        trio = _side("before", before, alt_before) + _side("after", after, alt_after)
+        if before and after:
+            trio += _difference(before, after, f.name)
+        parts.append(f'<div class="trio">{trio}</div>')
         for key in ("caption", "alt"):
             old = base.manifest.get(f.name, {}).get(key)
             new = head.manifest.get(f.name, {}).get(key)
@@ -317,6 +341,19 @@ def summary_markdown(figs: list[FigureChange], pages: list[PageChange], others: 
     return "\n".join(lines)
 
 
+def review_data(figs: list[FigureChange], pages: list[PageChange], others: list[tuple[str, str]]) -> dict:
+    """The review as data, for the pull-request comment (.ci/review_comment.py): no HTML, no paths outside it."""
+    return {
+        "version": 1,
+        "figures": [{"name": f.name, "status": f.status, "why": f.why, "notes": f.notes} for f in figs],
+        "pages": [{"path": p.path, "status": p.status, "added": p.added, "removed": p.removed} for p in pages],
+        "other_files": [{"path": rel, "status": status} for rel, status in others],
+    }
+
+
+REVIEW_FILES = ("index.html", "summary.md", "review.json")
+
+
 def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[FigureChange], list[PageChange]]:
     base, head = Build.load(base_dir), Build.load(head_dir)
     figs = figure_changes(base, head)
@@ -326,27 +363,21 @@ def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[Figure
         if any(out.iterdir()) and not (out / "summary.md").exists():
             raise UserError(f"{out}: refusing to replace a folder that is not empty and is not a review")
         shutil.rmtree(out)
-    for f in figs:
-        if f.status == "unchanged":
-            continue
-        for side, build, rel in (("before", base, f.before), ("after", head, f.after)):
-            if rel:
-                target = out / "figures" / side / f"{f.name}.svg"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(build.root / rel, target)
     out.mkdir(parents=True, exist_ok=True)
     (out / "index.html").write_text(review_html(figs, pages, others, base, head), encoding="utf-8")
     (out / "summary.md").write_text(summary_markdown(figs, pages, others), encoding="utf-8")
+    (out / "review.json").write_text(json.dumps(review_data(figs, pages, others), indent=2, ensure_ascii=False) + "\n",
+                                     encoding="utf-8")
     return figs, pages
 
 
 def add_arguments(p) -> None:
     p.add_argument("base", help="the build before the change")
     p.add_argument("head", help="the build after the change")
-    p.add_argument("--out", default="figure-review", help="folder for index.html, summary.md and the SVGs (default: %(default)s)")
+    p.add_argument("--out", default="figure-review", help="folder for index.html (one self-contained file), summary.md and review.json (default: %(default)s)")
 
 
 def run(args) -> int:
     figs, pages = write_review(Path(args.base), Path(args.head), Path(args.out))
-    print(f"wrote {args.out}/index.html and {args.out}/summary.md: {headline(figs, pages)}")
+    print(f"wrote {args.out}/index.html, summary.md and review.json: {headline(figs, pages)}")
     return 0
