@@ -5,6 +5,7 @@ import argparse
 import importlib
 import sys
 
+from . import __version__
 from .errors import UserError
 
 VERBS = {
@@ -21,6 +22,7 @@ VERBS = {
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """Every verb is listed, but only the chosen one's module is imported: a rebuild should not pay for numpy."""
     top = argparse.ArgumentParser(prog="python -m generator", description="Build the speculative decoding explainer.")
+    top.add_argument("--version", action="version", version=f"specdec-explainer {__version__}")
     sub = top.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, help_text in VERBS.items():
         p = sub.add_parser(verb, help=help_text, description=help_text)
