@@ -24,8 +24,8 @@ import os
 import re
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 MARKER = "<!-- figure-review -->"
 BOT = "github-actions[bot]"

@@ -23,10 +23,11 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .cache import Cache, digest, module_closure, package_version, source_digest
 from .errors import UserError
@@ -338,6 +339,7 @@ def render_site(
 
 def render_standalone(env, name: str, variables: dict) -> bytes:
     import jinja2
+
     from .pages import template_error
     try:
         return env.get_template(name).render(**variables).encode("utf-8")

@@ -120,7 +120,7 @@ class Cache:
         self.used: set[Path] = set()
 
     @classmethod
-    def for_root(cls, root: Path, enabled: bool = True) -> "Cache":
+    def for_root(cls, root: Path, enabled: bool = True) -> Cache:
         override = os.environ.get(ENV_DIR)
         return cls(Path(override) if override else Path(root) / DEFAULT_DIR, enabled)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Sequence
 
 import matplotlib
 import numpy as np

@@ -51,8 +51,8 @@ class Page:
     body_line: int  # the source line the Markdown body starts on, for error messages
     html: str = ""
     headings: list[Heading] = field(default_factory=list)
-    prev: "Page | None" = None
-    next: "Page | None" = None
+    prev: Page | None = None
+    next: Page | None = None
 
     @property
     def url(self) -> str:
@@ -248,7 +248,7 @@ def _innermost_template(exc: BaseException) -> tuple[str, int] | None:
     return found
 
 
-def template_error(exc: BaseException, page: "Page | None" = None) -> PageError:
+def template_error(exc: BaseException, page: Page | None = None) -> PageError:
     """One line naming the file and line a template or page failed at, whichever kind of error it was."""
     if isinstance(exc, jinja2.TemplateSyntaxError):
         name, line = exc.filename or exc.name or "<template>", exc.lineno

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import PROFILES
 
 from generator import analysis as A
 from generator.config import MonteCarlo, Seeds
 from generator.engine import run_round
 from generator.profiles import load_profiles
+from support import PROFILES
 
 P = load_profiles(PROFILES)
 

@@ -2,10 +2,9 @@
 import json
 from fractions import Fraction
 
-from support import copy_project
-
 from generator.commands import bench
 from generator.profiles import load_profiles
+from support import copy_project
 
 
 def test_the_one_number_edit_changes_exactly_the_draft_step_and_leaves_a_valid_profiles_file(tmp_path):

@@ -28,7 +28,6 @@ from generator.errors import UserError
 from support import copy_project
 
 
-
 def shared_cache_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.getbasetemp() / "generator-cache"
 
@@ -77,7 +76,7 @@ def test_a_build_writes_every_listed_page_its_figures_a_manifest_and_a_404_page(
     assert (out / "404.html").is_file() and (out / "numbers.json").is_file()
     entries = json.loads((out / "figures" / "manifest.json").read_text())["figures"]
     assert len(entries) == report.figures > 0 and report.pages == len(slugs)
-    for name, entry in entries.items():
+    for entry in entries.values():
         svg = (out / "figures" / entry["file"]).read_bytes()
         assert hashlib.sha256(svg).hexdigest() == entry["sha256"]
         assert set(entry["inputs"]) == {"function", "inputs_sha256", "code_sha256"}

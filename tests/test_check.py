@@ -12,7 +12,6 @@ from generator.commands.check import check_site
 from support import copy_project
 
 
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = copy_project(tmp_path_factory.mktemp("project"))

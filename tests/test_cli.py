@@ -3,7 +3,6 @@ import subprocess
 import sys
 from fractions import Fraction as F
 
-
 from support import ROOT
 
 

@@ -2,10 +2,19 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.engine import (
-    ACCEPTED, DROPPED, REJECTED, accept_probability, draw, excess, overlap, residual, run_round,
+    ACCEPTED,
+    DROPPED,
+    REJECTED,
+    accept_probability,
+    draw,
+    excess,
+    overlap,
+    residual,
+    run_round,
 )
 from generator.profiles import load_profiles
 from support import PROFILES

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import analysis, facts as facts_module
+from generator import analysis
+from generator import facts as facts_module
 from generator.config import load_config
 from generator.facts import build_facts
 from generator.profiles import load_profiles

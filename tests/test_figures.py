@@ -231,7 +231,7 @@ def test_speedup_marks_and_names_the_best_draft_length(drawn):
     fig = drawn["speedup"]
     _, best = speedup_inputs()
     text = all_text(fig.svg)
-    for label, k, s in best:
+    for _label, k, s in best:
         assert f"K = {k}" in text
         assert f"best {float(s):.2f}\u00d7 at K = {k}" in fig.alt
     assert "K = 2" in fig.caption and "K = 10" in fig.caption

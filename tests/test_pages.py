@@ -13,16 +13,15 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from support import ROOT
 from generator import analysis
 from generator.build import build, load_inputs
 from generator.engine import run_round
 from generator.pages import FILTERS
-
-import numpy as np
+from support import ROOT
 
 PAGES = ROOT / "site_src" / "pages"
 TEMPLATES = ROOT / "site_src" / "templates"

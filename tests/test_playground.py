@@ -9,8 +9,15 @@ import generator.playground as pg
 from generator.analysis import chi_square_p_value
 from generator.playground.ngram import KINDS, encode, load_corpus, split_held_out
 from generator.playground.sampler import (
-    ACCEPTED, DROPPED, REJECTED, residual_rows, simulate, speculative_round, target_alone,
-    target_resampler, temper_rows,
+    ACCEPTED,
+    DROPPED,
+    REJECTED,
+    residual_rows,
+    simulate,
+    speculative_round,
+    target_alone,
+    target_resampler,
+    temper_rows,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,7 +280,7 @@ def test_parity_vectors_replay_exactly_in_python(models, pair):
     assert {c["temperature"] for c in vectors["cases"]} >= {0.0, 1.0}
     for case in vectors["cases"]:
         draws = iter(case["uniforms"])
-        r = speculative_round(target, draft, case["context"], case["k"], case["temperature"], lambda: next(draws))
+        r = speculative_round(target, draft, case["context"], case["k"], case["temperature"], draws.__next__)
         assert next(draws, None) is None
         assert (r.verdicts, r.replacement, r.bonus, r.committed) == (
             case["verdicts"], case["replacement"], case["bonus"], case["committed"])

@@ -16,7 +16,6 @@ from generator.cache import ENV_DIR
 from support import copy_project
 
 
-
 def fetch(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:

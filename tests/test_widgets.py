@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import ROOT, copy_project, site_view
 from generator.build import build
+from support import ROOT, copy_project, site_view
 
 WIDGET_PAGE = """---
 title: Every widget

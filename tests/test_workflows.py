@@ -84,7 +84,7 @@ def test_the_pages_workflow_builds_main_with_the_readme_command_and_deploys_with
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}  # the deploy job alone
     assert "permissions" not in wf["jobs"]["build"]
     step = next(s for s in deploy["steps"] if s.get("uses", "").startswith("actions/deploy-pages@"))
-    assert deploy["environment"] == {"name": "github-pages", "url": "${{ steps.%s.outputs.page_url }}" % step["id"]}
+    assert deploy["environment"] == {"name": "github-pages", "url": "${{ steps." + step["id"] + ".outputs.page_url }}"}
 
 
 def test_ci_runs_the_project_ci_script_on_pull_requests_and_pushes():

@@ -243,9 +243,9 @@ class Site:
             self.add(page, ref.line, f"{what}: no such file {target}")
             return
         fragment = unquote(parts.fragment)
-        if fragment and fragment != "top" and target.endswith(".html") and target in self.pages:
-            if fragment not in self.pages[target].ids:
-                self.add(page, ref.line, f"{what}: {target} has no element with id {fragment!r}")
+        known = target.endswith(".html") and target in self.pages
+        if fragment and fragment != "top" and known and fragment not in self.pages[target].ids:
+            self.add(page, ref.line, f"{what}: {target} has no element with id {fragment!r}")
 
     def check_stylesheets(self) -> None:
         for rel in sorted(f for f in self.files if f.endswith(".css")):

@@ -95,7 +95,7 @@ class Build:
     manifest: dict = field(default_factory=dict)
 
     @classmethod
-    def load(cls, root: Path) -> "Build":
+    def load(cls, root: Path) -> Build:
         if not root.is_dir():
             raise UserError(f"{root}: no such folder")
         b = cls(root)

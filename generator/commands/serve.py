@@ -116,7 +116,7 @@ def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
 def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
-                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         message = (done.stderr.strip() or f"the build exited with status {done.returncode}")
         print(message, file=log)

@@ -6,9 +6,9 @@ the pages are known to fetch nothing from elsewhere.
 import re
 
 import pytest
+from test_widgets import build_fixture_site
 
 from browser_support import require_chromium, serve
-from test_widgets import build_fixture_site
 
 pytestmark = pytest.mark.browser
 

@@ -6,9 +6,9 @@ are left out by --errors-only (run over file:// URLs, every relative asset looks
 """
 from __future__ import annotations
 
-import json
 import base64
 import hashlib
+import json
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from quality_support import VNU, WEIGHT_ROWS, is_playground, need_java, need_node_modules, page_names
 from generator.commands.check import LOADING_RELS, PageParser, check_site
+from quality_support import VNU, WEIGHT_ROWS, is_playground, need_java, need_node_modules, page_names
 
 KB = 1000
 BUDGET = 300 * KB
@@ -82,9 +82,9 @@ class SecurityParser(HTMLParser):
             self.style_attributes.append(f"<{tag} style={a['style'][:40]!r}>")
         if tag == "script" and "src" not in a and a.get("type", "text/javascript") in ("text/javascript", "module", ""):
             self.inline_scripts += 1
-        if tag == "a" and re.match(r"(https?:)?//", a.get("href", "")):
-            if not {"noopener", "noreferrer"} <= set(a.get("rel", "").split()):
-                self.unsafe_links.append(a["href"])
+        external = tag == "a" and re.match(r"(https?:)?//", a.get("href", ""))
+        if external and not {"noopener", "noreferrer"} <= set(a.get("rel", "").split()):
+            self.unsafe_links.append(a["href"])
 
 
 def security(site: Path, name: str) -> SecurityParser:
