@@ -72,6 +72,25 @@ def test_check_finds_a_figure_that_a_page_shows_but_the_build_lacks(copy):
     assert any(p.startswith("figures/manifest.json") and name in p for p in problems)
 
 
+def test_check_finds_a_figure_a_page_shows_that_the_manifest_does_not_list(copy):
+    svg = next((copy / "figures").glob("*.svg"))
+    (copy / "figures" / "planted.svg").write_bytes(svg.read_bytes())  # the file exists: only the manifest lacks it
+    insert(copy, '<img src="figures/planted.svg" alt="a planted figure">')
+    problems = [str(p) for p in check_site(copy)]
+    assert any(p.startswith("index.html:") and "figures/planted.svg" in p and "does not list" in p for p in problems)
+
+
+def test_check_finds_a_figure_drawn_that_no_page_shows(project, tmp_path):
+    """A page that stops showing a figure the registry still draws: the build passes, check does not."""
+    page = project / "site_src" / "pages" / "wasted-pass.md"
+    text = page.read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if 'widget("figure"' in ln and '"roofline"' in ln)
+    page.write_text(text.replace(line, ""), encoding="utf-8")
+    build(project, tmp_path / "site")
+    problems = [str(p) for p in check_site(tmp_path / "site")]
+    assert problems == ["figures/manifest.json: figure 'roofline' is drawn but no page shows it"]
+
+
 def test_check_allows_plain_links_to_other_sites_and_inline_images(copy, built):
     insert(copy, '<a href="https://example.org/">a</a> <a href="https://example.org/" target="_blank" rel="noopener">b</a>'
                  ' <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot"> <a href="mailto:a@example.org">c</a>')

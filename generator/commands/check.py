@@ -289,6 +289,25 @@ class Site:
                 self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
             if not str(entry.get("alt", "")).strip():
                 self.add("figures/manifest.json", 0, f"figure {name!r} has no alt text")
+        self.check_figures_shown({f"figures/{entry.get('file', '')}": name for name, entry in entries.items()})
+
+    def check_figures_shown(self, listed: dict[str, str]) -> None:
+        """Every figure the manifest lists is shown on some page, and every figure a page shows is listed."""
+        shown: set[str] = set()
+        for rel, parser in sorted(self.pages.items()):
+            for ref in parser.refs:
+                url = ref.url.strip()
+                if not ref.loads or url.startswith("//") or SCHEME.match(url):
+                    continue
+                target = self.target(rel, urlsplit(url).path)
+                if target is None or not (target.startswith("figures/") and target.endswith(".svg")):
+                    continue
+                shown.add(target)
+                if target not in listed:
+                    self.add(rel, ref.line, f"shows {target}, a figure figures/manifest.json does not list")
+        for file, name in sorted(listed.items()):
+            if file not in shown:
+                self.add("figures/manifest.json", 0, f"figure {name!r} is drawn but no page shows it")
 
 
 def check_site(root: Path) -> list[Problem]:
