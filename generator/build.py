@@ -47,7 +47,6 @@ PLAYGROUND_MODULES = module_closure("playground")
 SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml")
 SITE_ENTRIES_KEPT = 3
-WORKERS = 2
 
 Progress = Callable[[str, int, int], None]
 
@@ -237,7 +236,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 class FigureStage:
     """Renders what the cache lacks, in a worker pool when more than one figure is missing."""
 
-    def __init__(self, cache: Cache, workers: int = WORKERS, progress: Progress | None = None):
+    def __init__(self, cache: Cache, workers: int, progress: Progress | None = None):
         self.cache, self.workers, self.progress = cache, workers, progress
         self.pool: ProcessPoolExecutor | None = None
         self.code = figure_code()
@@ -442,8 +441,9 @@ def build(
     clean: bool = False,
     cache: Cache | None = None,
     progress: Progress | None = None,
-    workers: int = WORKERS,
+    workers: int | None = None,
 ) -> Report:
+    """Build the site at `root` into `out`; `workers` overrides site.yaml's build.workers."""
     root = Path(root).resolve()
     report = report or Report()
     cache = cache or Cache.for_root(root)
@@ -462,10 +462,12 @@ def build(
     return report
 
 
-def pipeline(root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int) -> dict[str, bytes]:
-    stage = FigureStage(cache, workers, progress)
+def pipeline(
+    root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None
+) -> dict[str, bytes]:
+    config, profiles = report.timed("load", lambda: load_inputs(root))
+    stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
-        config, profiles = report.timed("load", lambda: load_inputs(root))
         if not cache.has("facts", facts_key(config)):
             stage.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
             if progress:

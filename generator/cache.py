@@ -116,7 +116,6 @@ class Cache:
     def __init__(self, directory: Path | None, enabled: bool = True):
         self.directory = Path(directory) if directory is not None else None
         self.enabled = enabled and directory is not None
-        self.hits = self.misses = 0
         self.used: set[Path] = set()
 
     @classmethod
@@ -132,19 +131,13 @@ class Cache:
 
     def load(self, kind: str, key: str) -> Any | None:
         if not self.enabled:
-            self.misses += 1
             return None
         path = self._path(kind, key)
         try:
             with open(path, "rb") as fh:
                 value = pickle.load(fh)
-        except FileNotFoundError:
-            self.misses += 1
+        except Exception:  # missing, truncated or stale: a miss, never a failed build
             return None
-        except Exception:  # a truncated or stale entry is a miss, never a failed build
-            self.misses += 1
-            return None
-        self.hits += 1
         self.used.add(path)
         try:
             os.utime(path)

@@ -54,11 +54,6 @@ _PATH_CODE = re.compile(r"`[^`\n]*[/.][A-Za-z][^`\n]*`")
 # Templates have no $...$ math, so the formulas they spell out (min(1, p/q), "sums to 1") keep a lone 0 or 1.
 _LONE_ZERO_ONE = re.compile(r"(?<![\d.,])[01](?![\d.,]\d|\d)")
 
-# Figures in other engineers' templates that should come from a context and do not yet; each entry
-# is (file relative to site_src/templates, the exact text). Listed so the suite stays honest about
-# them; test_known_exceptions_still_exist makes sure a fixed one is removed from here.
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()  # (template, excerpt) pairs allowed to keep a literal number
-
 
 def _blank(match: re.Match) -> str:
     """Replace a span by spaces, keeping its newlines so line numbers survive."""
@@ -105,29 +100,13 @@ def page_sources() -> list[Path]:
     return sorted(PAGES.glob("*.md")) + sorted(TEMPLATES.rglob("*.html"))
 
 
-def known(path: Path, excerpt: str) -> bool:
-    try:
-        rel = path.relative_to(TEMPLATES).as_posix()
-    except ValueError:
-        return False
-    return any(rel == file and text in excerpt for file, text in KNOWN_EXCEPTIONS)
-
-
 def check_sources(paths) -> list[str]:
     problems = []
     for path in paths:
         kind = "md" if path.suffix == ".md" else "html"
         for line, excerpt in hand_typed_numbers(path.read_text(encoding="utf-8"), kind):
-            if not known(path, excerpt):
-                problems.append(f"{path}:{line}: {excerpt!r}")
+            problems.append(f"{path}:{line}: {excerpt!r}")
     return problems
-
-
-def test_known_exceptions_still_exist():
-    for file, text in KNOWN_EXCEPTIONS:
-        path = TEMPLATES / file
-        if path.exists():
-            assert text in path.read_text(encoding="utf-8"), f"{file} no longer has {text!r}: drop the exception"
 
 
 def test_no_page_or_template_has_a_number_typed_by_hand():
