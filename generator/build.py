@@ -130,9 +130,11 @@ def site_key(root: Path) -> str:
 def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, Profiles]:
     from .config import load_config
     from .profiles import load_profiles
+    from .requirements import check_profiles
 
     config = load_config(config_path or root / "data" / "site.yaml")
     profiles = load_profiles(Path(config.source).parent / config.profiles)
+    check_profiles(profiles, config.seeds.authored_round)  # the same checks `validate` runs
     return config, profiles
 
 
@@ -166,8 +168,9 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | N
     corpus = Path(config.source).parent / settings.corpus
     if "playground" not in config.pages:
         return None
-    if not corpus.is_dir():
-        raise BuildError(f"{config.source}: playground.corpus: {corpus} is not a folder")
+    from .requirements import check_corpus
+
+    check_corpus(corpus, f"{config.source}: playground.corpus")
     files = sorted(p for p in corpus.rglob("*") if p.is_file())
     cost = profiles.cost_model
     key = digest(

@@ -5,50 +5,59 @@ misspelt key is reported instead of silently ignored.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import UserError
+from .readers import load_yaml, read_text, shown
 
 
 class ConfigError(UserError):
     pass
 
 
+# Range-checked kinds of number: a field's annotation names one, and _coerce checks it.
+Seed = int  # a random seed: a whole number >= 0
+Count = int  # how many of something: a whole number >= 1
+Positive = float  # a measured quantity: finite and > 0
+Share = float  # a probability strictly between 0 and 1
+Rate = Fraction  # an exact acceptance rate: 0 <= alpha < 1
+Cost = Fraction  # an exact relative cost: >= 0
+
+
 @dataclass(frozen=True)
 class Seeds:
-    authored_round: int = 2020
-    sampled_rounds: int = 7
-    convergence: int = 20230217
-    random_profiles: int = 1302
-    identity_pairs: int = 31
+    authored_round: Seed = 2020
+    sampled_rounds: Seed = 7
+    convergence: Seed = 20230217
+    random_profiles: Seed = 1302
+    identity_pairs: Seed = 31
 
 
 @dataclass(frozen=True)
 class MonteCarlo:
-    rounds: int = 100_000
-    random_profiles: int = 12
-    identity_pairs: int = 5000
-    sampled_rounds: int = 6
-    sampled_stream_rounds: int = 240  # rounds searched for a drawn rejection when the first few show none
-    family_alpha: float = 0.001  # chance that a correct sampler fails any of the convergence tests
+    rounds: Count = 100_000
+    random_profiles: Count = 12
+    identity_pairs: Count = 5000
+    sampled_rounds: Count = 6
+    sampled_stream_rounds: Count = 240  # rounds searched for a drawn rejection when the first few show none
+    family_alpha: Share = 0.001  # chance that a correct sampler fails any of the convergence tests
 
 
 @dataclass(frozen=True)
 class Speedup:
     """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
-    alphas: tuple[Fraction, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
-    costs: tuple[Fraction, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
-    max_k: int = 16
+    alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
+    costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
+    max_k: Count = 16
 
 
 @dataclass(frozen=True)
 class Build:
-    workers: int = 2  # processes that draw figures
+    workers: Count = 2  # processes that draw figures
 
 
 @dataclass(frozen=True)
@@ -60,20 +69,20 @@ class RooflineSource:
 @dataclass(frozen=True)
 class Roofline:
     model_label: str = "a 7-billion-parameter model in 16-bit weights on one datacenter GPU"
-    parameters: float = 7e9
-    bytes_per_parameter: float = 2.0
-    memory_bandwidth_gb_s: float = 2039.0
-    peak_tflops: float = 312.0
-    max_positions: int = 512
+    parameters: Positive = 7e9
+    bytes_per_parameter: Positive = 2.0
+    memory_bandwidth_gb_s: Positive = 2039.0
+    peak_tflops: Positive = 312.0
+    max_positions: Count = 512
     sources: tuple[RooflineSource, ...] = ()
 
 
 @dataclass(frozen=True)
 class Playground:
     corpus: str = "corpus"  # folder beside site.yaml
-    seed: int = 20240605
-    rounds: int = 2000  # measured rounds per draft length and kind of text
-    generate_chars: int = 120  # how much one press of Generate writes
+    seed: Seed = 20240605
+    rounds: Count = 2000  # measured rounds per draft length and kind of text
+    generate_chars: Count = 120  # how much one press of Generate writes
 
 
 @dataclass(frozen=True)
@@ -95,14 +104,7 @@ class SiteConfig:
 
 def load_config(path: str | Path) -> SiteConfig:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError(f"{path}: {where}invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    raw = load_yaml(read_text(path), str(path))
     if raw is None:
         raw = {}
     config = _build(SiteConfig, raw, str(path), "")
@@ -135,30 +137,47 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
     name = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
     if name in _NESTED:
         return _build(_NESTED[name], value, source, place)
-    if name == "int":
+    if name in ("int", "Seed", "Count"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: {place}: must be a whole number, not {value!r}")
+            raise ConfigError(f"{source}: {place}: must be a whole number, not {shown(value)}")
+        if name == "Seed" and value < 0:
+            raise ConfigError(f"{source}: {place}: a seed must be 0 or more, not {value}")
+        if name == "Count" and value < 1:
+            raise ConfigError(f"{source}: {place}: must be at least 1, not {value}")
         return value
-    if name == "float":
-        if isinstance(value, str):  # PyYAML reads 7.0e9 (no sign in the exponent) as text
-            try:
+    if name in ("float", "Positive", "Share"):
+        if isinstance(value, str) and value.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity"):
+            try:  # PyYAML reads 7.0e9 (no sign in the exponent) as text
                 value = float(value)
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: {place}: must be a number, not {value!r}")
-        return float(value)
-    if name == "Fraction":
+            raise ConfigError(f"{source}: {place}: must be a number, not {shown(value)}")
         try:
-            exact = Fraction(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+            value = float(value)
+        except OverflowError:
+            raise ConfigError(f"{source}: {place}: {shown(value)} is too large") from None
+        if name == "Positive" and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{source}: {place}: must be a finite number above 0, not {shown(value)}")
+        if name == "Share" and not 0 < value < 1:
+            raise ConfigError(f"{source}: {place}: must lie strictly between 0 and 1, not {shown(value)}")
+        return value
+    if name in ("Fraction", "Rate", "Cost"):
+        try:
+            ascii_text = isinstance(value, str) and value.isascii()  # Fraction() would read "１/２０" as 1/20
+            exact = Fraction(value) if (isinstance(value, int) or ascii_text) and not isinstance(value, bool) else None
         except (ValueError, ZeroDivisionError):
             exact = None
         if exact is None:
-            raise ConfigError(f"{source}: {place}: must be an exact number such as 1/20, not {value!r}")
+            raise ConfigError(f"{source}: {place}: must be an exact number such as 1/20, not {shown(value)}")
+        if name == "Rate" and not 0 <= exact < 1:
+            raise ConfigError(f"{source}: {place}: an acceptance rate must be at least 0 and below 1, not {exact}")
+        if name == "Cost" and exact < 0:
+            raise ConfigError(f"{source}: {place}: a cost must not be negative, not {exact}")
         return exact
     if name == "str":
         if not isinstance(value, str):
-            raise ConfigError(f"{source}: {place}: must be text, not {value!r}")
+            raise ConfigError(f"{source}: {place}: must be text, not {shown(value)}")
         return value
     if name.startswith("tuple["):
         inner = name[len("tuple["):-len(", ...]")]

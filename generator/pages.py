@@ -12,11 +12,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
@@ -24,9 +24,12 @@ from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from .errors import UserError
+from .readers import load_yaml, read_text, shown
 
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
+_FRONT_MATTER = re.compile(r"\A---[ \t\r]*\n(.*?)\n---[ \t\r]*\n", re.S)
 _PAGE_KEYS = {"title", "nav_title", "description", "slug"}
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
+_RESERVED_SLUGS = {"404"}  # the site's own files: a page with this slug would replace them
 
 
 class PageError(UserError):
@@ -60,40 +63,54 @@ class Page:
 
 
 def load_page(path: Path) -> Page:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "page")
     m = _FRONT_MATTER.match(text)
     if not m:
         raise PageError(f"{path}: line 1: a page must start with front matter between two '---' lines")
-    try:
-        meta = yaml.safe_load(m.group(1)) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark else 1
-        raise PageError(f"{path}: line {line}: invalid front matter: {getattr(exc, 'problem', None) or exc}") from None
+    meta = load_yaml(m.group(1), str(path), first_line=2) or {}
     if not isinstance(meta, dict):
         raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values")
-    unknown = sorted(set(meta) - _PAGE_KEYS)
+    unknown = sorted(set(map(str, meta)) - _PAGE_KEYS)
     if unknown:
-        raise PageError(f"{path}: front matter: unknown key {unknown[0]!r} (known: {', '.join(sorted(_PAGE_KEYS))})")
+        raise PageError(f"{path}: front matter: unknown key {shown(unknown[0])} (known: {', '.join(sorted(_PAGE_KEYS))})")
     if not isinstance(meta.get("title"), str) or not meta["title"].strip():
         raise PageError(f"{path}: front matter: missing 'title'")
+    for key in ("nav_title", "description", "slug"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise PageError(f"{path}: front matter: {key}: must be text, not {shown(meta[key])}")
+    slug = meta.get("slug") or path.stem
+    if not _SLUG.match(slug) or slug in _RESERVED_SLUGS:
+        raise PageError(f"{path}: front matter: slug: {shown(slug)} cannot name a page file (use lower-case letters, "
+                        f"digits and hyphens; not {', '.join(sorted(_RESERVED_SLUGS))})")
     return Page(
-        slug=str(meta.get("slug") or path.stem), source=path, title=meta["title"],
-        nav_title=str(meta.get("nav_title") or meta["title"]), description=str(meta.get("description") or ""),
+        slug=slug, source=path, title=meta["title"],
+        nav_title=meta.get("nav_title") or meta["title"], description=meta.get("description") or "",
         markdown=text[m.end():], body_line=text[: m.end()].count("\n") + 1,
     )
 
 
 def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str) -> list[Page]:
-    """The pages in reading order; every Markdown file must be listed, and every listed page must exist."""
+    """The pages in reading order; every Markdown file must be listed once, every listed page must exist,
+    and no two pages may write the same output file."""
     found = {p.stem: p for p in sorted(pages_dir.glob("*.md"))}
+    first: dict[str, int] = {}
+    for i, slug in enumerate(order):
+        if slug in first:
+            raise PageError(f"{config_source}: pages[{i}]: {shown(slug)} is listed twice (first as pages[{first[slug]}])")
+        first[slug] = i
     missing = [slug for slug in order if slug not in found]
     if missing:
-        raise PageError(f"{config_source}: pages: {missing[0]!r} is listed but {pages_dir / (missing[0] + '.md')} does not exist")
+        raise PageError(f"{config_source}: pages: {shown(missing[0])} is listed but {pages_dir / (missing[0] + '.md')} does not exist")
     unlisted = sorted(set(found) - set(order))
     if unlisted:
         raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' in {config_source}")
     pages = [load_page(found[slug]) for slug in order]
+    owner: dict[str, Page] = {}
+    for page in pages:
+        if page.url in owner:
+            raise PageError(f"{page.source}: front matter: slug: {page.slug!r} would overwrite {page.url}, "
+                            f"which {owner[page.url].source} already writes")
+        owner[page.url] = page
     for before, after in zip(pages, pages[1:]):
         before.next, after.prev = after, before
     return pages
@@ -155,9 +172,86 @@ def markdown_renderer() -> MarkdownIt:
     return md
 
 
+# Raw HTML in a page's Markdown: only these harmless tags and attributes. Nothing that loads, runs or
+# styles (script, style, link, meta, iframe, img, on*=, style=, href, src): links and pictures are
+# written in Markdown or come from widgets, so the CSP and `check` have nothing to be surprised by.
+RAW_HTML_TAGS = frozenset({
+    "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "data", "dd", "del", "details", "dfn",
+    "div", "dl", "dt", "em", "figcaption", "figure", "h2", "h3", "h4", "hr", "i", "ins", "kbd", "li", "mark", "ol",
+    "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
+    "thead", "time", "tr", "u", "ul", "var", "wbr",
+})
+RAW_HTML_ATTRIBUTES = frozenset({
+    "aria-describedby", "aria-hidden", "aria-label", "class", "colspan", "datetime", "dir", "hidden", "id", "lang",
+    "open", "role", "rowspan", "scope", "title", "value",
+})
+
+
+class RawHtmlError(PageError):
+    """Raw HTML outside the allowlist; `line` counts in the rendered Markdown, `snippet` is the offending tag."""
+
+    def __init__(self, message: str, line: int, snippet: str):
+        super().__init__(message)
+        self.line, self.snippet = line, snippet
+
+
+class _RawHtml(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.problem: tuple[str, str] | None = None
+
+    def _refuse(self, snippet: str, why: str) -> None:
+        if self.problem is None:
+            self.problem = (snippet, why)
+
+    def handle_starttag(self, tag, attrs):
+        snippet = self.get_starttag_text() or f"<{tag}>"
+        if tag not in RAW_HTML_TAGS:
+            return self._refuse(snippet, f"raw HTML <{tag}> is not allowed in a page")
+        for name, _ in attrs:
+            if name not in RAW_HTML_ATTRIBUTES:
+                return self._refuse(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        if tag not in RAW_HTML_TAGS:
+            self._refuse(f"</{tag}", f"raw HTML </{tag}> is not allowed in a page")
+
+    def handle_decl(self, decl):
+        self._refuse(f"<!{decl}", "a raw HTML declaration is not allowed in a page")
+
+    def handle_pi(self, data):
+        self._refuse(f"<?{data}", "a raw HTML processing instruction is not allowed in a page")
+
+    def unknown_decl(self, data):
+        self._refuse(f"<![{data}", "raw HTML CDATA is not allowed in a page")
+
+
+def check_raw_html(tokens) -> None:
+    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES, naming the first offending tag."""
+    for tok in tokens:
+        line = tok.map[0] + 1 if tok.map else 0
+        if tok.type == "html_block":
+            parts = [tok.content]
+        elif tok.type == "inline":
+            parts = [c.content for c in tok.children or [] if c.type == "html_inline"]
+        else:
+            continue
+        for part in parts:
+            parser = _RawHtml()
+            parser.feed(part)
+            parser.close()
+            if parser.problem:
+                snippet, why = parser.problem
+                allowed = "Markdown, a widget, or one of: " + ", ".join(sorted(RAW_HTML_TAGS))
+                raise RawHtmlError(f"{why} ({shown(snippet)}); use {allowed}", line, snippet)
+
+
 def render_markdown(md: MarkdownIt, text: str) -> tuple[str, list[Heading]]:
     env: dict = {}
     tokens = md.parse(text, env)
+    check_raw_html(tokens)
     headings = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
@@ -288,16 +382,22 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
     try:
         source = env.from_string(page.markdown)
         text = source.render(**variables, page=page, widget=widgets)
-    except (jinja2.TemplateError, UserError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
+    except (jinja2.TemplateError, UserError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError,
+            RecursionError) as exc:
         raise template_error(exc, page) from None
-    body, page.headings = render_markdown(md, text)
+    try:
+        body, page.headings = render_markdown(md, text)
+    except RawHtmlError as exc:
+        at = page.markdown.find(exc.snippet)
+        line = page.body_line + page.markdown.count("\n", 0, at) if at >= 0 else None
+        raise PageError(f"{page.source}: {f'line {line}: ' if line else ''}{exc}") from None
     page.html = widgets.fill(body)
 
 
 def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variables: dict) -> str:
     try:
         return env.get_template("page.html").render({**variables, "page": page, "pages": pages})
-    except (jinja2.TemplateError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
+    except (jinja2.TemplateError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         raise template_error(exc) from None
 
 

@@ -7,19 +7,20 @@ is editing that file by hand.
 """
 from __future__ import annotations
 
-import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-import yaml
-
 from .errors import UserError
+from .readers import load_json, load_yaml, read_text, shown
 
 Row = tuple[Fraction, ...]
 
-_FRACTION = re.compile(r"^\s*(-?\d+)\s*(?:/\s*(\d+)\s*)?$")
+_FRACTION = re.compile(r"^ *(-?[0-9]{1,40}) *(?:/ *([0-9]{1,40}) *)?$", re.ASCII)  # ASCII digits only: "１/８" is not 1/8
+_DRAFT_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
+_INVISIBLE = {"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"}  # control, format (zero-width), unassigned, private
 _TOP_KEYS = {"version", "tokens", "cost_model", "target", "drafts"}
 _OPTIONAL_TOP_KEYS = {"$comment", "notes"}
 _DRAFT_KEYS = {"id", "name", "description", "distributions", "proposals"}
@@ -71,37 +72,27 @@ def parse_fraction(value: object) -> Fraction:
     if isinstance(value, int):
         return Fraction(value)
     if not isinstance(value, str):
-        raise ValueError(f"{value!r} is not an exact fraction; write it as a string such as \"3/8\"")
+        raise ValueError(f"{shown(value)} is not an exact fraction; write it as a string such as \"3/8\"")
     m = _FRACTION.match(value)
     if not m:
-        raise ValueError(f"{value!r} is not an exact fraction such as \"3/8\"")
+        raise ValueError(f"{shown(value)} is not an exact fraction such as \"3/8\" (ASCII digits, at most 40 each)")
     num, den = int(m.group(1)), int(m.group(2) or 1)
     if den == 0:
-        raise ValueError(f"{value!r} divides by zero")
+        raise ValueError(f"{shown(value)} divides by zero")
     return Fraction(num, den)
 
 
 def load_profiles(path: str | Path) -> Profiles:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if path.suffix in {".yaml", ".yml"}:
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-            raise DataError(f"{path}: {where}invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    else:
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+    text = read_text(path, "profiles file")
+    raw = load_yaml(text, str(path)) if path.suffix in {".yaml", ".yml"} else load_json(text, str(path))
     return parse_profiles(raw, str(path))
+
+
+def _visible(label: str) -> str:
+    """What a reader sees of a token label: compatibility forms folded, invisible characters dropped."""
+    kept = "".join(c for c in label if unicodedata.category(c) not in _INVISIBLE)
+    return unicodedata.normalize("NFKC", kept).strip()
 
 
 def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
@@ -113,17 +104,25 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
     if not isinstance(raw, dict):
         raise fail("", "the top level must be an object with keys " + ", ".join(sorted(_TOP_KEYS)))
     _check_keys(raw, _TOP_KEYS, _OPTIONAL_TOP_KEYS, "top level", fail)
-    if raw["version"] != 1:
-        raise fail("version", f"unsupported version {raw['version']!r}; this generator reads version 1")
+    if raw["version"] != 1 or isinstance(raw["version"], bool):
+        raise fail("version", f"unsupported version {shown(raw['version'])}; this generator reads version 1")
 
     tokens = raw["tokens"]
     if not isinstance(tokens, list) or len(tokens) < 2 or not all(isinstance(t, str) and t for t in tokens):
         raise fail("tokens", "must be a list of at least two non-empty strings")
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i, t in enumerate(tokens):
-        if t in seen:
-            raise fail(f"tokens[{i}]", f"duplicate token label {t!r}")
-        seen.add(t)
+        hidden = sorted({f"U+{ord(c):04X}" for c in t if unicodedata.category(c) in _INVISIBLE})
+        if hidden:
+            raise fail(f"tokens[{i}]", f"{shown(t)} holds invisible characters ({', '.join(hidden)}); "
+                                       "a reader could not tell it from another label")
+        seen_as = _visible(t)
+        if not seen_as:
+            raise fail(f"tokens[{i}]", f"{shown(t)} shows nothing a reader could see")
+        if seen_as in seen:
+            same = "duplicate token label" if tokens[seen[seen_as]] == t else "looks the same as"
+            raise fail(f"tokens[{i}]", f"{same} {shown(tokens[seen[seen_as]])} (tokens[{seen[seen_as]}])")
+        seen[seen_as] = i
     index = {t: i for i, t in enumerate(tokens)}
 
     cost = raw["cost_model"]
@@ -151,11 +150,11 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
             try:
                 p = parse_fraction(cell)
             except ValueError as exc:
-                raise fail(f"{where}, token {tokens[j]!r}", str(exc)) from None
+                raise fail(f"{where}, token {shown(tokens[j])}", str(exc)) from None
             if p < 0:
-                raise fail(f"{where}, token {tokens[j]!r}", f"probability {cell} is negative")
+                raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is negative")
             if p > 1:
-                raise fail(f"{where}, token {tokens[j]!r}", f"probability {cell} is above 1")
+                raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is above 1")
             out.append(p)
         total = sum(out, Fraction(0))
         if total != 1:
@@ -180,11 +179,13 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
         if not isinstance(d, dict):
             raise fail(label, "must be an object")
         if isinstance(d.get("id"), str) and d["id"]:
-            label = f"draft {d['id']!r}"
+            label = f"draft {shown(d['id'])}"
         _check_keys(d, _DRAFT_KEYS, set(), label, fail)
         for key in ("id", "name", "description"):
             if not isinstance(d[key], str) or not d[key].strip():
                 raise fail(f"{label}, field {key}", "must be a non-empty string")
+        if not _DRAFT_ID.match(d["id"]):
+            raise fail(f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)")
         if d["id"] in ids:
             raise fail(f"{label}, field id", "duplicate draft id")
         ids.add(d["id"])
@@ -207,9 +208,9 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
         for i, tok in enumerate(props):
             where = f"{label}, position {i + 1}, field proposals"
             if tok not in index:
-                raise fail(where, f"{tok!r} is not one of the tokens {', '.join(tokens)}")
+                raise fail(where, f"{shown(tok)} is not one of the tokens {shown(', '.join(tokens), 200)}")
             if rows[i][index[tok]] == 0:
-                raise fail(where, f"the draft gives its own proposal {tok!r} probability 0, so it could never propose it")
+                raise fail(where, f"the draft gives its own proposal {shown(tok)} probability 0, so it could never propose it")
             proposals.append(index[tok])
         drafts.append(Draft(d["id"], d["name"], d["description"], rows, tuple(proposals)))
 
@@ -220,4 +221,4 @@ def _check_keys(obj: dict, required: set, optional: set, where: str, fail) -> No
     for key in sorted(required - obj.keys()):
         raise fail(where, f"missing key {key!r}")
     for key in sorted(obj.keys() - required - optional):
-        raise fail(where, f"unknown key {key!r}")
+        raise fail(where, f"unknown key {shown(key)}")

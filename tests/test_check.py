@@ -52,6 +52,15 @@ BROKEN = {
     "a block inside a paragraph": ("<p>a <div>b</div></p>", "<div> inside an open <p>"),
     "a stray end tag": ("</section>", "</section> without an open <section>"),
     "an attribute given twice": ('<a href="index.html" href="x.html">x</a>', "attribute 'href' twice"),
+    # issue 12, item 6: what the CSP blocks silently, or what contacts another host without fetching a file
+    "a preconnect to another host": ('<link rel="preconnect" href="http://example.com">', "loads from another origin"),
+    "a dns-prefetch of another host": ('<link rel="dns-prefetch" href="//example.com">', "loads from another origin"),
+    "an inline script": ("<script>document.title = 'x'</script>", "inline <script> is blocked by the CSP"),
+    "an inline event handler": ('<button type="button" onclick="go()">x</button>', "inline event handlers"),
+    "an inline stylesheet": ("<style>body { color: red }</style>", "inline <style> is blocked by the CSP"),
+    "a style attribute": ('<p style="color: red">x</p>', "inline styles are blocked by the CSP"),
+    "a meta refresh": ('<meta http-equiv="refresh" content="0; url=https://example.com/">', "meta http-equiv"),
+    "a base element": ('<base href="https://example.com/">', "<base> changes where every relative link points"),
 }
 
 
@@ -114,3 +123,13 @@ def test_the_check_command_prints_every_problem_and_exits_1(copy):
 def test_the_check_command_on_a_missing_folder_says_so_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "generator", "check", str(tmp_path / "nope")], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no such folder" in done.stderr
+
+
+def test_check_allows_an_inline_script_only_while_the_csp_lists_its_hash(copy):
+    """The 404 page's one inline script is allowed by its sha256 in the CSP; one changed byte and it is not."""
+    assert not [p for p in check_site(copy) if p.file == "404.html"]
+    page = copy / "404.html"
+    text = page.read_text(encoding="utf-8")
+    start = text.index("<script>") + len("<script>")
+    page.write_text(text[:start] + " " + text[start:], encoding="utf-8")
+    assert any("inline <script> is blocked by the CSP" in p.message for p in check_site(copy) if p.file == "404.html")

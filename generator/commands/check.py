@@ -35,7 +35,12 @@ ENDS_P = {"address", "article", "aside", "blockquote", "details", "dialog", "div
           "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"}
 FOREIGN = {"svg", "math"}
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-LOADING_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon"}
+# rel values that make the browser contact the address by itself (preconnect and dns-prefetch open a
+# connection or a lookup without fetching anything, which still tells that host the page was opened).
+LOADING_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
+                "preconnect", "dns-prefetch", "prerender"}
+# <script type=...> that a browser never runs: data blocks the page's scripts read.
+DATA_SCRIPT_TYPES = {"application/json", "application/ld+json", "text/plain", "text/template"}
 
 
 @dataclass(frozen=True, order=True)
@@ -69,9 +74,29 @@ class PageParser(HTMLParser):
         self.problems: list[tuple[int, str]] = []
         self.doctype = False
         self.foreign = 0
+        self.csp = ""  # the page's Content-Security-Policy meta, which decides what inline code may run
+        self.inline: tuple[str, int, list[str]] | None = None  # an open inline <script> or <style>: tag, line, text
 
     def problem(self, message: str) -> None:
         self.problems.append((self.getpos()[0], message))
+
+    def handle_data(self, data: str) -> None:
+        if self.inline is not None:
+            self.inline[2].append(data)
+
+    def _csp_sources(self, directive: str) -> set[str]:
+        for part in self.csp.split(";"):
+            words = part.split()
+            if words and words[0].lower() == directive:
+                return set(words[1:])
+        return set()
+
+    def _inline_allowed(self, kind: str, text: str) -> bool:
+        """An inline <script> or <style> runs only if the page's CSP lists its sha256 (as the 404 page does)."""
+        import base64
+
+        digest = "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+        return digest in self._csp_sources(f"{kind}-src")
 
     def handle_decl(self, decl: str) -> None:
         if decl.lower().startswith("doctype"):
@@ -101,6 +126,12 @@ class PageParser(HTMLParser):
             self.stack.append((tag, self.getpos()[0]))
 
     def handle_endtag(self, tag: str) -> None:
+        if self.inline is not None and tag == self.inline[0]:
+            kind, line, parts = self.inline
+            self.inline = None
+            if not self._inline_allowed(kind, "".join(parts)):
+                self.problems.append((line, f"an inline <{kind}> is blocked by the CSP (its sha256 is not in "
+                                            f"{kind}-src); put it in a file under assets/"))
         if tag in VOID and not self.foreign:
             self.problem(f"</{tag}>: {tag} is a void element and has no end tag")
             return
@@ -133,6 +164,20 @@ class PageParser(HTMLParser):
             self.problem(f"<{tag}> has the attribute {name!r} twice")
         a = {name: (value or "") for name, value in attrs}
         line = self.getpos()[0]
+        if tag == "meta" and a.get("http-equiv", "").lower() == "content-security-policy":
+            self.csp = a.get("content", "")
+        if tag == "meta" and a.get("http-equiv", "").lower() == "refresh":
+            self.problem("<meta http-equiv=\"refresh\"> moves the reader elsewhere without asking; use a link")
+        if tag == "base":
+            self.problem("<base> changes where every relative link points (and the CSP forbids it)")
+        for name in sorted(n for n in a if n.startswith("on") and len(n) > 2):
+            self.problem(f"<{tag} {name}=...>: inline event handlers are blocked by the CSP; use a script file")
+        if "style" in a:
+            self.problem(f"<{tag} style=...>: inline styles are blocked by the CSP; use a class in a stylesheet")
+        if tag == "script" and "src" not in a and a.get("type", "").lower() not in DATA_SCRIPT_TYPES:
+            self.inline = ("script", line, [])
+        if tag == "style":
+            self.inline = ("style", line, [])
         if "id" in a:
             if a["id"] in self.ids:
                 self.problem(f"duplicate id {a['id']!r} (first on line {self.ids[a['id']]})")

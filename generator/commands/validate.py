@@ -1,8 +1,13 @@
-"""`validate [FILE]`: load a profiles file exactly as the build would, and say whether it passed."""
+"""`validate [FILE]`: load a profiles file exactly as the build would, run every check the build runs on it,
+and say whether it passed."""
 from __future__ import annotations
 
-from ..paths import DEFAULT_PROFILES
+from pathlib import Path
+
+from ..config import SiteConfig, load_config
+from ..paths import DEFAULT_PROFILES, SITE_CONFIG
 from ..profiles import load_profiles
+from ..requirements import check_profiles
 
 
 def add_arguments(p) -> None:
@@ -10,7 +15,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    config = load_config(SITE_CONFIG) if Path(SITE_CONFIG).is_file() else SiteConfig()  # the seeds the build uses
     profiles = load_profiles(args.file)
+    check_profiles(profiles, config.seeds.authored_round)
     drafts = ", ".join(d.id for d in profiles.drafts)
     print(f"{args.file}: ok ({len(profiles.tokens)} tokens, k = {profiles.k}, drafts: {drafts})")
     return 0

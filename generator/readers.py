@@ -1,0 +1,242 @@
+"""Strict readers for the files a person writes: UTF-8 text, YAML and JSON, each failure one line with a place.
+
+YAML here has no aliases (no schema of ours needs them, and nested aliases expand a few kilobytes
+into gigabytes), no duplicate keys (the second would silently win) and no nesting deeper than any
+of our files needs. JSON likewise refuses duplicate keys, NaN and Infinity, and deep nesting, before
+Python's recursive decoder could overflow. A value quoted in a message is cut short, so a message
+never grows with the input.
+"""
+from __future__ import annotations
+
+import json
+from json.decoder import JSONObject
+from json.scanner import py_make_scanner
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, ScalarNode
+
+from .errors import UserError
+
+MAX_DEPTH = 64  # deepest nesting any of our files needs is about 5
+SHOWN = 60  # characters of a value quoted in a message
+
+
+class InputError(UserError):
+    pass
+
+
+def shown(value: Any, limit: int = SHOWN) -> str:
+    """repr(value), cut to `limit` characters without ever formatting more than that of a large value."""
+    if isinstance(value, (list, tuple, dict, set)) and len(value) > limit:
+        return f"a {type(value).__name__} of {len(value)} items"
+    text = repr(value) if not isinstance(value, (list, tuple, dict, set)) else _shallow(value, limit)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shallow(value, limit: int) -> str:
+    """A container's repr that stops descending as soon as it is long enough (nested aliases share objects)."""
+    out: list[str] = []
+    size = 0
+
+    def walk(v, depth: int) -> None:
+        nonlocal size
+        if size > limit:
+            return
+        if isinstance(v, (list, tuple, set)) and depth < 8:
+            piece = "["
+            out.append(piece)
+            size += 1
+            for i, item in enumerate(v):
+                if size > limit:
+                    break
+                if i:
+                    out.append(", ")
+                    size += 2
+                walk(item, depth + 1)
+            out.append("]")
+            size += 1
+        elif isinstance(v, dict) and depth < 8:
+            out.append("{")
+            size += 1
+            for i, (k, item) in enumerate(v.items()):
+                if size > limit:
+                    break
+                piece = (", " if i else "") + repr(k)[:limit] + ": "
+                out.append(piece)
+                size += len(piece)
+                walk(item, depth + 1)
+            out.append("}")
+            size += 1
+        else:
+            piece = repr(v)[: limit + 1] if isinstance(v, (str, int, float, bool, type(None))) else "..."
+            out.append(piece)
+            size += len(piece)
+
+    walk(value, 0)
+    return "".join(out)
+
+
+def read_text(path: Path, what: str = "file") -> str:
+    """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a {what}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"{path}: line {line}, column {column}: not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})"
+        ) from None
+
+
+# --- YAML ---------------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without aliases, duplicate keys or deep nesting; errors carry the key path they sit at."""
+
+    def __init__(self, stream, source: str, first_line: int):
+        super().__init__(stream)
+        self.source, self.first_line = source, first_line
+        self.path: list[str] = []
+
+    def fail(self, mark, problem: str) -> InputError:
+        where = f"line {mark.line + self.first_line}, column {mark.column + 1}"
+        place = _join(self.path)
+        return InputError(f"{self.source}: {where}{f' ({place})' if place else ''}: {problem}")
+
+    def compose_node(self, parent, index):
+        if isinstance(index, ScalarNode):
+            self.path.append(str(index.value)[:SHOWN])
+        elif isinstance(index, int):
+            self.path.append(f"[{index}]")
+        else:
+            self.path.append("")
+        try:
+            if self.check_event(AliasEvent):
+                event = self.peek_event()
+                raise self.fail(event.start_mark, f"a YAML alias (*{str(event.anchor)[:SHOWN]}) is not allowed "
+                                                  "here; write the value out in full")
+            if len([p for p in self.path if p]) > MAX_DEPTH:
+                raise self.fail(self.peek_event().start_mark, f"nested more than {MAX_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self.path.pop()
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if isinstance(key_node, ScalarNode):
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:
+                        continue
+                    if first is not None:
+                        mark = key_node.start_mark
+                        raise InputError(
+                            f"{self.source}: line {mark.line + self.first_line}, column {mark.column + 1}: "
+                            f"duplicate key {shown(key)} (first on line {first})"
+                        )
+                    seen[key] = key_node.start_mark.line + self.first_line
+        return super().construct_mapping(node, deep=deep)
+
+
+
+def _join(path: list[str]) -> str:
+    out = ""
+    for part in path:
+        if not part:
+            continue
+        out += part if part.startswith("[") or not out else f".{part}"
+    return out
+
+
+def load_yaml(text: str, source: str, first_line: int = 1) -> Any:
+    """One YAML document; `first_line` is the file line the text starts on (front matter starts on line 2)."""
+    loader = _StrictLoader(text, source, first_line)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + first_line}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
+    except RecursionError:
+        raise InputError(f"{source}: nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts
+        raise InputError(f"{source}: invalid YAML: {str(exc).splitlines()[0][:120]}") from None
+    finally:
+        loader.dispose()
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+
+def _position(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before the decoder recurses into it."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(f"{source}: {_position(text, i)}: nested more than {MAX_DEPTH} levels deep")
+        elif ch in "]}":
+            depth -= 1
+
+
+class _StrictDecoder(json.JSONDecoder):
+    def __init__(self, source: str, text: str):
+        super().__init__(parse_constant=self._constant)
+        self.source, self.text = source, text
+        self.parse_object = self._object
+        self.scan_once = py_make_scanner(self)  # the pure-Python scanner calls parse_object with positions
+
+    def _constant(self, name: str):
+        raise InputError(f"{self.source}: invalid JSON: {name} is not a JSON number")
+
+    def _object(self, s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+        start = s_and_end[1] - 1
+        pairs, end = JSONObject(s_and_end, strict, scan_once, None, list, memo)
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InputError(f"{self.source}: {_position(self.text, start)}: the object here has the key "
+                                 f"{shown(key)} twice")
+            seen.add(key)
+        return dict(pairs), end
+
+
+def load_json(text: str, source: str) -> Any:
+    _check_depth(text, source)
+    try:
+        return _StrictDecoder(source, text).decode(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{source}: nested too deeply to read") from None
+    except ValueError as exc:  # e.g. a number longer than Python converts
+        raise InputError(f"{source}: invalid JSON: {str(exc).splitlines()[0][:120]}") from None

@@ -1,0 +1,79 @@
+"""What the pages need from the authored data beyond its being well formed, checked before any analysis.
+
+`validate` and `build` both run `check_profiles`, so a file that `validate` calls ok never fails
+later in the build on something the file decides. Each problem is one DataError line naming the
+profiles file and what in it to change.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .engine import Frame, run_round
+from .profiles import DataError, Profiles
+from .readers import read_text
+
+# The four things the pages show on an authored round, each found by one rule about a verify frame.
+# The facts layer finds them with these same rules, so the check and the pages cannot drift apart.
+AUTHORED_FACTS: dict[str, tuple[Callable[[Frame], bool], str]] = {
+    "outright": (lambda f: f.ratio is not None and f.ratio >= 1,
+                 "a proposal the target likes at least as much as the draft (accepted outright)"),
+    "target_zero": (lambda f: f.p_target == 0, "a proposal the target gives probability 0"),
+    "drops_later": (lambda f: f.verdict == "rejected", "a rejected proposal"),
+    "replacement": (lambda f: f.verdict == "rejected", "a rejected proposal"),
+}
+
+
+def authored_facts(frames_by_draft) -> dict[str, tuple]:
+    """(owner, frame) of the first verify frame showing each fact; `frames_by_draft` yields (owner, frames)."""
+    found: dict[str, tuple] = {}
+    for owner, frames in frames_by_draft:
+        for f in frames:
+            if f.kind != "verify":
+                continue
+            for name, (shows, _) in AUTHORED_FACTS.items():
+                if shows(f):
+                    found.setdefault(name, (owner, f))
+    return found
+
+
+def check_profiles(profiles: Profiles, authored_seed: int) -> None:
+    """Refuse profiles whose authored rounds do not show what the pages walk through."""
+    rounds = [
+        (d.id, run_round(profiles.target, d.distributions, np.random.default_rng(authored_seed), d.proposals).frames)
+        for d in profiles.drafts
+    ]
+    found = authored_facts(rounds)
+    missing = [name for name in AUTHORED_FACTS if name not in found]
+    if missing:
+        wanted = " or ".join(dict.fromkeys(AUTHORED_FACTS[name][1] for name in missing))
+        raise DataError(
+            f"{profiles.source}: drafts, field proposals: no draft's authored round shows {wanted}, which the "
+            f"pages walk through; change a proposal so that one does"
+        )
+
+
+MIN_CORPUS_CHARS = 1000
+MIN_HELD_OUT_CHARS = 50
+
+
+def check_corpus(corpus: Path, setting: str) -> None:
+    """The playground's corpus folder holds one UTF-8 text per kind, long enough to train on and to hold a
+    tenth out for measuring; `setting` names where site.yaml points at the folder."""
+    from .playground.ngram import KINDS, split_held_out
+
+    if not corpus.is_dir():
+        raise DataError(f"{setting}: {corpus} is not a folder")
+    for kind in KINDS:
+        path = corpus / f"{kind}.txt"
+        if not path.is_file():
+            raise DataError(f"{path}: missing: the playground trains on one {kind}.txt in {corpus}")
+        text = read_text(path, "corpus file")
+        held_out = split_held_out(text)[1]
+        if len(text) < MIN_CORPUS_CHARS or len(held_out) < MIN_HELD_OUT_CHARS:
+            raise DataError(
+                f"{path}: too short to train and measure on: {len(text)} characters, {len(held_out)} of them in the "
+                f"last tenth held out (cut at a line start); needs at least {MIN_CORPUS_CHARS} and {MIN_HELD_OUT_CHARS}"
+            )
