@@ -104,7 +104,7 @@ class SiteConfig:
 
 def load_config(path: str | Path) -> SiteConfig:
     path = Path(path)
-    raw = load_yaml(read_text(path), str(path))
+    raw = load_yaml(read_text(path, "settings file", ConfigError), str(path), error=ConfigError)
     if raw is None:
         raw = {}
     config = _build(SiteConfig, raw, str(path), "")

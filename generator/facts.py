@@ -18,6 +18,7 @@ from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
 from .engine import Round, excess, overlap, residual, run_round
 from .profiles import Draft, Profiles
+from .requirements import AUTHORED_FACTS
 
 
 @dataclass(frozen=True)
@@ -391,21 +392,19 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
 
 
 def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
-    """Where each of the four facts shows on the authored data: the frame a reader should look at."""
+    """Where each of the four facts shows on the authored data: the frame a reader should look at.
+
+    The rules are requirements.AUTHORED_FACTS, which load_inputs and `validate` check first, so data
+    that lacks one is refused there, naming the profiles file, before anything is computed."""
     found: dict[str, Notable] = {}
     for p in profiles:
         for number, f in enumerate(p.authored_round.frames, start=1):
             if f.kind != "verify":
                 continue
-            here = Notable(p.id, number)
-            if f.ratio is not None and f.ratio >= 1:
-                found.setdefault("outright", here)
-            if f.p_target == 0:
-                found.setdefault("target_zero", here)
-            if f.verdict == "rejected":
-                found.setdefault("drops_later", here)
-                found.setdefault("replacement", here)
-    missing = {"outright", "target_zero", "drops_later", "replacement"} - found.keys()
+            for name, (shows, _) in AUTHORED_FACTS.items():
+                if shows(f):
+                    found.setdefault(name, Notable(p.id, number))
+    missing = set(AUTHORED_FACTS) - found.keys()
     if missing:
         raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
     return NotableFrames(**found)

@@ -63,11 +63,11 @@ class Page:
 
 
 def load_page(path: Path) -> Page:
-    text = read_text(path, "page")
+    text = read_text(path, "page", PageError)
     m = _FRONT_MATTER.match(text)
     if not m:
         raise PageError(f"{path}: line 1: a page must start with front matter between two '---' lines")
-    meta = load_yaml(m.group(1), str(path), first_line=2) or {}
+    meta = load_yaml(m.group(1), str(path), first_line=2, error=PageError) or {}
     if not isinstance(meta, dict):
         raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values")
     unknown = sorted(set(map(str, meta)) - _PAGE_KEYS)

@@ -84,8 +84,11 @@ def parse_fraction(value: object) -> Fraction:
 
 def load_profiles(path: str | Path) -> Profiles:
     path = Path(path)
-    text = read_text(path, "profiles file")
-    raw = load_yaml(text, str(path)) if path.suffix in {".yaml", ".yml"} else load_json(text, str(path))
+    text = read_text(path, "profiles file", DataError)
+    if path.suffix in {".yaml", ".yml"}:
+        raw = load_yaml(text, str(path), error=DataError)
+    else:
+        raw = load_json(text, str(path), error=DataError)
     return parse_profiles(raw, str(path))
 
 

@@ -79,14 +79,26 @@ def _shallow(value, limit: int) -> str:
     return "".join(out)
 
 
-def read_text(path: Path, what: str = "file") -> str:
+def _as(error: type[UserError], exc: InputError) -> UserError:
+    """The caller's own kind of error (a DataError for profiles, a ConfigError for site.yaml), same line."""
+    return exc if isinstance(exc, error) else error(str(exc))
+
+
+def read_text(path: Path, what: str = "file", error: type[UserError] = InputError) -> str:
     """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column."""
+    try:
+        return _read_text(path, what)
+    except InputError as exc:
+        raise _as(error, exc) from None
+
+
+def _read_text(path: Path, what: str) -> str:
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a {what}") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -161,8 +173,15 @@ def _join(path: list[str]) -> str:
     return out
 
 
-def load_yaml(text: str, source: str, first_line: int = 1) -> Any:
+def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
     """One YAML document; `first_line` is the file line the text starts on (front matter starts on line 2)."""
+    try:
+        return _load_yaml(text, source, first_line)
+    except InputError as exc:
+        raise _as(error, exc) from None
+
+
+def _load_yaml(text: str, source: str, first_line: int) -> Any:
     loader = _StrictLoader(text, source, first_line)
     try:
         return loader.get_single_data()
@@ -230,7 +249,14 @@ class _StrictDecoder(json.JSONDecoder):
         return dict(pairs), end
 
 
-def load_json(text: str, source: str) -> Any:
+def load_json(text: str, source: str, error: type[UserError] = InputError) -> Any:
+    try:
+        return _load_json(text, source)
+    except InputError as exc:
+        raise _as(error, exc) from None
+
+
+def _load_json(text: str, source: str) -> Any:
     _check_depth(text, source)
     try:
         return _StrictDecoder(source, text).decode(text)

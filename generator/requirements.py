@@ -7,7 +7,7 @@ profiles file and what in it to change.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -150,9 +150,11 @@ def _imports(path: Path) -> set[str]:
 
 
 LAYERS = {  # module -> the generator modules it may import
+    "readers": {"errors"},
     "engine": set(),
+    "requirements": {"engine", "profiles", "readers", "playground"},  # what the pages need of the data
     "analysis": {"engine"},
-    "facts": {"analysis", "config", "engine", "profiles"},
+    "facts": {"analysis", "config", "engine", "profiles", "requirements"},
     "views": {"engine", "facts"},
     "figures": set(),
     "figure_registry": {"cache", "facts", "figures"},
