@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -140,39 +141,13 @@ def _floats(rows: Sequence[Row]) -> np.ndarray:
     return np.array([[float(p) for p in row] for row in rows], dtype=np.float64)
 
 
-GUIDE_CELLS = 1024
+CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
 
 
 def _cdfs(rows: np.ndarray) -> np.ndarray:
     """Row-wise CDFs that end at exactly 1.0, so u < 1 always lands on a token of positive probability."""
     cdf = np.cumsum(rows, axis=1)
     return cdf / cdf[:, -1:]
-
-
-def _guides(cdf: np.ndarray) -> np.ndarray:
-    """For each row and each of GUIDE_CELLS equal cells of [0, 1), the token holding the cell's left edge."""
-    grid = np.arange(GUIDE_CELLS) / GUIDE_CELLS
-    return np.stack([np.searchsorted(row, grid, side="right") for row in cdf])
-
-
-def _draw(cdf: np.ndarray, guide: np.ndarray, row, u: np.ndarray) -> np.ndarray:
-    """Inverse-CDF draws by guide table (Chen and Asau, 1974): the result equals a binary search exactly.
-
-    The guide gives the token at the left edge of u's cell; stepping right while u is past that
-    token's upper edge finds u's own token, usually in zero or one step.
-    """
-    cell = (u * GUIDE_CELLS).astype(np.intp)
-    if np.isscalar(row):
-        guide, cdf, base = guide[row], cdf[row], 0
-    else:
-        guide, cdf, base = guide.ravel(), cdf.ravel(), row * cdf.shape[1]
-        cell += row * GUIDE_CELLS
-    x = guide[cell]
-    while True:
-        behind = u >= cdf[base + x]
-        if not behind.any():
-            return x
-        x += behind
 
 
 def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
@@ -186,6 +161,138 @@ def target_rows_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
     return target.copy()
 
 
+_scratch = threading.local()
+
+
+def _buffer(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """A per-thread array kept between calls: allocating arrays this large afresh for every case costs the
+    kernel a page fault per 4 KB, more than the arithmetic done in them."""
+    store = _scratch.__dict__.setdefault("arrays", {})
+    size = math.prod(shape)
+    have = store.get((name, np.dtype(dtype)))
+    if have is None or have.size < size:
+        have = store[(name, np.dtype(dtype))] = np.empty(size, dtype=dtype)
+    return have[:size].reshape(shape)
+
+
+class _Tables:
+    """code(u) = codes[searchsorted(breaks[row], u, side="right")] for float32 u in [0, 1), by table lookup.
+
+    Row r's table gives the code at the left edge of each of CELLS equal cells of [0, 1); the few
+    cells a breakpoint falls inside are marked AMBIGUOUS, and draws landing there are settled by the
+    exact search, so the result equals the binary search for every u, not just nearly. The rows'
+    tables lie end to end in `flat`, row r's cell c at r * CELLS + c.
+    """
+
+    def __init__(self, breaks: np.ndarray, codes: np.ndarray, ambiguous: int):
+        self.breaks, self.codes, self.ambiguous = breaks, codes, ambiguous
+        rows = len(breaks)
+        scaled = breaks * CELLS  # exact: CELLS is a power of two
+        # breakpoints at or left of cell c's left edge c / CELLS: those with ceil(b * CELLS) <= c
+        first = np.minimum(np.ceil(scaled).astype(np.intp), CELLS) + (CELLS + 1) * np.arange(rows)[:, None]
+        at_or_left = np.bincount(first.ravel(), minlength=rows * (CELLS + 1)).reshape(rows, CELLS + 1)
+        self.table = codes[np.cumsum(at_or_left[:, :CELLS], axis=1)]
+        inside = np.floor(scaled).astype(np.intp)  # the cell holding b inside, unless b is its left edge
+        row, column = np.nonzero((inside < CELLS) & (inside < scaled))
+        self.table[row, inside[row, column]] = ambiguous
+        self.flat = self.table.ravel()
+
+    def settle(self, out: np.ndarray, u: np.ndarray, row: int | np.ndarray) -> None:
+        """Replace the AMBIGUOUS entries of out (looked up from u in `row`) by the exact search."""
+        where = np.flatnonzero(out == self.ambiguous)
+        if not where.size:
+            return
+        exact = u[where].astype(np.float64)
+        if np.isscalar(row):
+            out[where] = self.codes[np.searchsorted(self.breaks[row], exact, side="right")]
+            return
+        rows = row[where]
+        for r in range(len(self.breaks)):
+            at = rows == r
+            out[where[at]] = self.codes[np.searchsorted(self.breaks[r], exact[at], side="right")]
+
+
+class RoundSimulator:
+    """Many rounds of one (target, draft) pair at once: the committed token at every position, or "not reached".
+
+    One float32 uniform u per position both picks the proposal x (u falls in x's slice of the draft's
+    CDF) and decides the test: the offset of u inside that slice is itself uniform and independent of
+    x, so "accept" is "u lies in the first accept_probability(x) share of x's slice". Each slice
+    therefore splits at two breakpoints into an accept part (code x) and a reject part (code REJECT),
+    and one table lookup per draw finds the code. A round needs one more draw at most, since it ends
+    either at its single rejection (the replacement) or with the bonus; u[k] makes it, from the
+    residual row of the stopping position or from the bonus row.
+
+    Codes are small unsigned integers: a token, REJECT while undecided, and DEAD added once a round
+    has stopped, so that counting a position's tokens among the rounds that reached it needs no mask.
+    """
+
+    def __init__(self, target_rows: Sequence[Row], draft_rows: Sequence[Row],
+                 replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows):
+        target, draft = _floats(target_rows), _floats(draft_rows)
+        self.k, self.vocab = draft.shape[0], target.shape[1]
+        self.dtype = np.uint8 if self.vocab < 126 else np.uint16
+        self.dead = 128 if self.dtype == np.uint8 else 1 << 15
+        self.reject, self.ambiguous = self.vocab, self.dead - 1
+        end = _cdfs(draft)
+        ratio = np.divide(target[:self.k], draft, out=np.zeros_like(draft), where=draft > 0)
+        accept = (end - draft) + draft * np.minimum(1.0, ratio)  # below this, x's slice accepts
+        start = np.hstack([np.zeros((self.k, 1)), end[:, :-1]])
+        accept = np.minimum(np.maximum(accept, start), end)
+        codes = np.empty(2 * self.vocab + 1, dtype=self.dtype)
+        codes[0::2] = np.arange(self.vocab + 1)
+        codes[1::2] = self.reject
+        codes[-1] = self.vocab - 1  # u < 1 = end[-1]: never reached, kept in range
+        self.proposal = _Tables(np.stack([accept, end], axis=2).reshape(self.k, -1), codes, self.ambiguous)
+        final = _cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
+        token_codes = np.append(np.arange(self.vocab), self.vocab - 1).astype(self.dtype)
+        self.final = _Tables(final, token_codes, self.ambiguous)
+
+    def run(self, rounds: int, rng: np.random.Generator, keep: bool = True) -> np.ndarray:
+        """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more.
+
+        Every pass writes into buffers kept per thread (see _buffer); with keep=False the result
+        itself is one of them, valid until this thread's next run.
+        """
+        k, reject, dead = self.k, self.dtype(self.reject), self.dtype(self.dead)
+        u = _buffer("u", (k + 1, rounds), np.float32)
+        rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
+        out = np.empty((k + 1, rounds), dtype=self.dtype) if keep else _buffer("codes", (k + 1, rounds), self.dtype)
+        cells = _buffer("cells", (rounds,), np.intp)
+        gone = _buffer("gone", (rounds,), self.dtype)  # DEAD once the round has met its rejection
+        stop = _buffer("stop", (rounds,), self.dtype)  # proposals accepted: where the round stopped
+        flag = _buffer("flag", (rounds,), bool)
+        gone.fill(0)
+        stop.fill(0)
+        tables = self.proposal.table
+        for i in range(k):
+            codes = out[i]
+            np.multiply(u[i], np.float32(CELLS), out=cells, casting="unsafe")  # truncation: the cell index
+            np.take(tables[i], cells, out=codes)
+            self.proposal.settle(codes, u[i], i)
+            np.bitwise_or(codes, gone, out=codes)
+            np.less(codes, reject, out=flag)  # accepted, in a round still going
+            np.add(stop, flag, out=stop)
+            # stopped rounds already read DEAD or more, so "not below REJECT" is "stopped by now"
+            np.logical_not(flag, out=flag)
+            np.multiply(flag, dead, out=gone)
+        final = out[k]
+        np.multiply(u[k], np.float32(CELLS), out=cells, casting="unsafe")
+        rows = _buffer("rows", (rounds,), np.intp)
+        np.left_shift(stop, CELLS.bit_length() - 1, out=rows, dtype=np.intp)  # stop * CELLS
+        np.bitwise_or(cells, rows, out=cells)
+        np.take(self.final.flat, cells, out=final)
+        self.final.settle(final, u[k], stop)
+        # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
+        rejected = _buffer("rejected", (k, rounds), bool)
+        np.equal(out[:k], reject, out=rejected)
+        moved = _buffer("moved", (k, rounds), self.dtype)
+        np.multiply(rejected, final - reject, out=moved)
+        np.add(out[:k], moved, out=out[:k])
+        np.bitwise_or(final, gone, out=final)
+        return out
+
+
 def simulate_rounds(
     target_rows: Sequence[Row],
     draft_rows: Sequence[Row],
@@ -193,41 +300,16 @@ def simulate_rounds(
     rng: np.random.Generator,
     replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Run many rounds at once, the draft sampling fresh proposals every time.
+    """Run many rounds at once, the draft sampling fresh proposals every time (see RoundSimulator).
 
     Returns (tokens, reached): tokens[i, r] is the token committed at position i of round r
-    (position k is the bonus), and reached[i, r] says whether round r got that far.
-
-    Two economies keep this fast without changing the law of anything. One uniform u per position
-    both picks the proposal x (u falls in x's slice of the draft's CDF) and decides the test: the
-    offset of u inside that slice is itself uniform and independent of x, so "accept" is "u lies in
-    the first accept_probability(x) share of x's slice". And a round needs one more draw at most,
-    since it ends either at its single rejection (the replacement) or with the bonus.
+    (position k is the bonus), and reached[i, r] says whether round r got that far (where it did
+    not, tokens[i, r] is 0).
     """
-    target, draft = _floats(target_rows), _floats(draft_rows)
-    k = draft.shape[0]
-    draft_cdf = _cdfs(draft)
-    draft_guide = _guides(draft_cdf)
-    ratio = np.divide(target[:k], draft, out=np.zeros_like(draft), where=draft > 0)
-    accept_below = (draft_cdf - draft) + draft * np.minimum(1.0, ratio)
-    final_cdf = _cdfs(np.vstack([replacement_rule(target[:k], draft), target[k:]]))
-    final_guide = _guides(final_cdf)
-
-    u = rng.random((k + 1, rounds), dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
-    tokens = np.empty((k + 1, rounds), dtype=np.intp)
-    accepted = np.empty((k, rounds), dtype=bool)
-    for i in range(k):
-        tokens[i] = _draw(draft_cdf, draft_guide, i, u[i])
-        accepted[i] = u[i] < accept_below[i, tokens[i]]
-    reached = np.ones((k + 1, rounds), dtype=bool)
-    for i in range(k):
-        np.logical_and(reached[i], accepted[i], out=reached[i + 1])
-    final_row = reached[1:].sum(axis=0)
-    final = _draw(final_cdf, final_guide, final_row, u[k])
-    for i in range(k):
-        np.copyto(tokens[i], final, where=~accepted[i])
-    tokens[k] = final
-    return tokens, reached
+    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
+    codes = sim.run(rounds, rng)
+    reached = codes < sim.dead
+    return np.where(reached, codes, 0).astype(np.intp), reached
 
 
 @dataclass(frozen=True)
@@ -292,24 +374,84 @@ def error_checkpoints(samples: int) -> list[int]:
 
 def position_check(position: int, tokens: np.ndarray, expected: Sequence[Fraction]) -> PositionCheck:
     """Compare the committed tokens at one position with the target row they should follow."""
+    points = error_checkpoints(len(tokens))
+    prefix = [np.bincount(tokens[:m], minlength=len(expected)) for m in points]
+    return check_from_counts(position, points, prefix, expected)
+
+
+def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[np.ndarray],
+                      expected: Sequence[Fraction]) -> PositionCheck:
+    """The check from the token counts among the first m samples, for each m of error_checkpoints(n)."""
     size = len(expected)
     p = np.array([float(x) for x in expected])
-    counts = np.bincount(tokens, minlength=size)
-    n = int(counts.sum())
+    counts = prefix[-1][:size]
+    n = int(points[-1])
     freq = counts / n
     support = p > 0
     stray = int(counts[~support].sum())
     chi = float((((counts - n * p) ** 2)[support] / (n * p[support])).sum())
     dof = int(support.sum()) - 1
     pval = 0.0 if stray else chi_square_p_value(chi, dof)
-    curve = []
-    for m in error_checkpoints(n):
-        c = np.bincount(tokens[:m], minlength=size)
-        curve.append((m, float(0.5 * np.abs(c / m - p).sum())))
+    seen = np.array(points, dtype=np.float64)[:, None]
+    distance = 0.5 * np.abs(np.stack([c[:size] for c in prefix]) / seen - p).sum(axis=1)
+    curve = tuple(zip((int(m) for m in points), distance.tolist()))
     return PositionCheck(
         position, n, tuple(int(c) for c in counts), tuple(float(f) for f in freq),
-        float(0.5 * np.abs(freq - p).sum()), chi, dof, pval, tuple(curve),
+        float(0.5 * np.abs(freq - p).sum()), chi, dof, pval, curve,
     )
+
+
+BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
+
+
+def _count(codes: np.ndarray, dead: int, vocab: int) -> np.ndarray:
+    """How often each value below DEAD occurs in codes (values from vocab up are zero there)."""
+    if len(codes) < 8 * BLOCK or vocab > 16:
+        wide = _buffer("wide", codes.shape, np.intp)
+        np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
+        return np.bincount(wide, minlength=dead)[:dead]
+    # a long stretch over a few tokens: one compare and one count per token beat bincount's two passes
+    flag = _buffer("equal", codes.shape, bool)
+    counts = np.zeros(dead, dtype=np.intp)
+    for x in range(vocab):
+        np.equal(codes, codes.dtype.type(x), out=flag)
+        counts[x] = np.count_nonzero(flag)
+    return counts
+
+
+def _position_counts(codes: np.ndarray, dead: int, vocab: int, all_reached: bool) -> tuple[list[int], list[np.ndarray]]:
+    """(checkpoints, cumulative counts at each) for one position's codes, every round counted once.
+
+    The rounds are cut where the m-th round that reached the position ends, for each checkpoint m,
+    and each stretch is counted once; stopped rounds land in bins at DEAD and above, never read.
+    The cut is found from per-block counts of reached rounds, then inside one block.
+    """
+    rounds = len(codes)
+    if all_reached:
+        n = rounds
+    else:
+        flag = _buffer("reached", (rounds,), bool)
+        np.less(codes, codes.dtype.type(dead), out=flag)
+        full = rounds // BLOCK * BLOCK
+        per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
+        cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
+        n = int(cumulative[-1])
+    points = error_checkpoints(n)
+    running, prefix, begin = np.zeros(dead, dtype=np.intp), [], 0
+    for m in points:
+        if m == n:
+            end = rounds
+        elif all_reached:
+            end = m
+        else:
+            block = int(np.searchsorted(cumulative, m))  # the first block by whose end m rounds reached it
+            before = int(cumulative[block - 1]) if block else 0
+            inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
+            end = block * BLOCK + int(inside[m - before - 1]) + 1
+        running = running + _count(codes[begin:end], dead, vocab)
+        prefix.append(running)
+        begin = end
+    return points, prefix
 
 
 def convergence(
@@ -320,10 +462,13 @@ def convergence(
     replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
 ) -> tuple[PositionCheck, ...]:
     """Per position, the committed token's histogram among rounds that reached it, against the target."""
-    tokens, reached = simulate_rounds(target_rows, draft_rows, rounds, rng, replacement_rule)
-    return tuple(
-        position_check(i + 1, tokens[i][reached[i]], target_rows[i]) for i in range(len(target_rows))
-    )
+    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
+    codes = sim.run(rounds, rng, keep=False)
+    checks = []
+    for i in range(len(target_rows)):
+        points, prefix = _position_counts(codes[i], sim.dead, sim.vocab, i == 0)
+        checks.append(check_from_counts(i + 1, points, prefix, target_rows[i]))
+    return tuple(checks)
 
 
 def random_profile(

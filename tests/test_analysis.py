@@ -171,3 +171,47 @@ def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths()
                        minlength=P.k + 2)[1:] / 4000
     assert np.abs(vectorised - exact).sum() / 2 < 0.01
     assert np.abs(loop - exact).sum() / 2 < 0.03
+
+
+def reference_rounds(target_rows, draft_rows, rounds, rng, rule=A.residual_rows):
+    """The rule by plain binary search over the same float32 uniforms: what the lookup tables must reproduce."""
+    target = np.array([[float(p) for p in row] for row in target_rows])
+    draft = np.array([[float(p) for p in row] for row in draft_rows])
+    k = len(draft)
+    u = rng.random((k + 1, rounds), dtype=np.float32).astype(np.float64)
+    cdf = np.cumsum(draft, axis=1)
+    cdf /= cdf[:, -1:]
+    ratio = np.divide(target[:k], draft, out=np.zeros_like(draft), where=draft > 0)
+    accept_below = (cdf - draft) + draft * np.minimum(1.0, ratio)
+    final = np.cumsum(np.vstack([rule(target[:k], draft), target[k:]]), axis=1)
+    final /= final[:, -1:]
+    tokens, reached = np.zeros((k + 1, rounds), dtype=np.intp), np.zeros((k + 1, rounds), dtype=bool)
+    for r in range(rounds):
+        for i in range(k + 1):
+            reached[i, r] = True
+            if i == k:
+                tokens[i, r] = np.searchsorted(final[k], u[k, r], side="right")
+                break
+            x = np.searchsorted(cdf[i], u[i, r], side="right")
+            if u[i, r] < accept_below[i, x]:
+                tokens[i, r] = x
+                continue
+            tokens[i, r] = np.searchsorted(final[i], u[k, r], side="right")
+            break
+    return tokens, reached
+
+
+@pytest.mark.parametrize("vocab, denominator", [(6, 64), (6, 704), (130, 1000)])
+def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_search(vocab, denominator):
+    # denominators that do not divide the table's cells put breakpoints inside cells (the exact fallback);
+    # a vocabulary past 125 tokens takes the 16-bit codes
+    rng = np.random.default_rng(vocab * denominator)
+    for agreement in (F(0), F(1, 2), F(9, 10)):
+        target, drafts = A.random_profile(rng, vocab, 4, agreement, denominator)
+        for rule in (A.residual_rows, A.target_rows_resampler):
+            fast = A.convergence(target, drafts, 3000, np.random.default_rng(7), rule)
+            tokens, reached = reference_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            slow = tuple(A.position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
+            assert fast == slow
+            simulated, simulated_reached = A.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            assert (simulated_reached == reached).all() and (simulated[reached] == tokens[reached]).all()
