@@ -8,25 +8,44 @@ build/ held in memory, so a request never sees a half-swapped folder.
 Reloading needs a script, and the pages' CSP allows only same-origin script files, so the server
 injects <script src="/__serve/reload.js"> into the HTML it sends. It is never written to build/.
 The script polls /__reload for a build counter and reloads the page when it moves.
+
+The server is sized for a browser with many tabs, not for the internet: a deep listen backlog (a
+burst of connections waits instead of being dropped and retried a second later), a fixed pool of
+threads that only ever sees connections with a request ready to read (an idle or half-open
+connection holds a socket, not a thread, and is closed after IDLE_SECONDS), and a timeout on every
+read and write. A client that goes away mid-answer is not an error worth printing. It answers only
+to Host 127.0.0.1:PORT or localhost:PORT, so a page on another site cannot reach it by pointing
+its own name at 127.0.0.1 (DNS rebinding).
 """
 from __future__ import annotations
 
+import errno
 import json
 import mimetypes
 import os
+import selectors
+import socket
+import socketserver
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ..errors import UserError
 from ..paths import BUILD, DATA, SITE_SRC
 
 PACKAGE = Path(__file__).resolve().parents[1]
 POLL_SECONDS = 0.3
+BACKLOG = 1024  # connections the kernel queues before accept(); Linux caps it at net.core.somaxconn
+WORKERS = 16  # threads answering requests; each answer is a dict lookup and one write
+IDLE_SECONDS = 10.0  # a connection that sends no request this long is closed
+IO_TIMEOUT_SECONDS = 10.0  # a read or write stalled this long ends the connection
+MAX_WAITING = 256  # open connections with no request yet; past this the oldest is closed
 RELOAD_TAG = b'<script src="/__serve/reload.js" defer></script>'
 RELOAD_JS = b"""(function () {
   "use strict";
@@ -68,6 +87,9 @@ class Site:
 
     def load(self) -> None:
         files = {p.relative_to(self.out).as_posix(): p.read_bytes() for p in sorted(self.out.rglob("*")) if p.is_file()}
+        for rel in files:  # once per build, not once per request
+            if mimetypes.guess_type(rel)[0] == "text/html":
+                files[rel] = inject(files[rel])
         with self.lock:
             self.files = files
             self.build += 1
@@ -139,12 +161,128 @@ def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:
         rebuild(root, site)
 
 
+QUIET = (ConnectionError, TimeoutError)  # the other end went away or stalled: nothing to report
+
+
+class PreviewServer(socketserver.TCPServer):
+    """Accepts on a deep backlog and hands a connection to the pool only once its request can be read."""
+
+    allow_reuse_address = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, port: int, handler):
+        self.pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="serve")
+        self.stopping = threading.Event()
+        self.stopped = threading.Event()
+        super().__init__(("127.0.0.1", port), handler)
+        self.port = self.server_address[1]
+        self.socket.setblocking(False)
+
+    def serve_forever(self, poll_interval: float = 0.25) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(self.socket, selectors.EVENT_READ, None)
+        waiting: dict[socket.socket, float] = {}  # connection -> when it was accepted; oldest first
+
+        def drop(conn: socket.socket) -> None:
+            selector.unregister(conn)
+            del waiting[conn]
+            conn.close()
+
+        try:
+            while not self.stopping.is_set():
+                for key, _ in selector.select(poll_interval):
+                    if key.data is None:
+                        self._accept_all(selector, waiting, drop)
+                        continue
+                    conn = key.fileobj
+                    selector.unregister(conn)
+                    del waiting[conn]
+                    self.pool.submit(self.answer, conn, key.data)
+                now = time.monotonic()
+                for conn, since in list(waiting.items()):
+                    if now - since < IDLE_SECONDS:
+                        break
+                    drop(conn)
+        finally:
+            for conn in list(waiting):
+                drop(conn)
+            selector.close()
+            self.stopped.set()
+
+    def _accept_all(self, selector, waiting: dict, drop) -> None:
+        while True:
+            try:
+                conn, address = self.socket.accept()
+            except BlockingIOError:
+                return
+            except OSError as exc:  # out of file descriptors: make room by closing the oldest idle connection
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM) and waiting:
+                    drop(next(iter(waiting)))
+                    continue
+                return
+            conn.settimeout(IO_TIMEOUT_SECONDS)
+            selector.register(conn, selectors.EVENT_READ, address)
+            waiting[conn] = time.monotonic()
+            while len(waiting) > MAX_WAITING:
+                drop(next(iter(waiting)))
+
+    def answer(self, conn: socket.socket, address) -> None:
+        try:
+            self.RequestHandlerClass(conn, address, self)
+        except QUIET:
+            pass
+        except Exception as exc:  # a bug of ours: one line, and the server keeps serving
+            print(f"serve: {self.port}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        finally:
+            self.shutdown_request(conn)
+
+    def shutdown(self) -> None:
+        self.stopping.set()
+        self.stopped.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def bind(port: int, handler) -> PreviewServer:
+    """The listening socket, before anything is built: a taken port is one line, not a traceback after a build."""
+    try:
+        return PreviewServer(port, handler)
+    except OverflowError:
+        raise UserError(f"--port {port}: not a port number (0 to 65535)") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(f"--port {port}: 127.0.0.1:{port} is already in use (another serve?); "
+                            "pick another with --port N, or --port 0 for any free one") from None
+        raise UserError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+
 class Handler(BaseHTTPRequestHandler):
     site: Site  # set on the subclass the server is made with
     server_version = "generator-serve"
+    timeout = IO_TIMEOUT_SECONDS
 
     def log_message(self, format, *args) -> None:  # the terminal is for builds, not for every request
         pass
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except QUIET:
+            self.close_connection = True
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except QUIET:
+            pass
+
+    def host_allowed(self) -> bool:
+        """Only the names this preview is reached by: a rebound foreign name would otherwise read it."""
+        port = self.server.server_address[1]
+        host = (self.headers.get("Host") or "").strip().lower()
+        return host in (f"127.0.0.1:{port}", f"localhost:{port}")
 
     def do_HEAD(self) -> None:
         self.respond(head=True)
@@ -153,6 +291,10 @@ class Handler(BaseHTTPRequestHandler):
         self.respond(head=False)
 
     def respond(self, head: bool) -> None:
+        if not self.host_allowed():
+            port = self.server.server_address[1]
+            return self.send(HTTPStatus.FORBIDDEN, "text/plain",
+                             f"This preview answers only to http://127.0.0.1:{port}/ and http://localhost:{port}/\n".encode(), head)
         path = unquote(urlsplit(self.path).path)
         if path == "/__reload":
             return self.send(HTTPStatus.OK, "application/json", json.dumps(self.site.state()).encode(), head)
@@ -168,11 +310,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         if body is None:  # as GitHub Pages does: the site's 404.html, at whatever depth was asked for
-            body, status, rel = self.site.get("404.html") or b"<!doctype html><title>Not found</title><p>Not found", HTTPStatus.NOT_FOUND, "404.html"
+            body, status, rel = self.site.get("404.html") or NOT_FOUND, HTTPStatus.NOT_FOUND, "404.html"
         kind = mimetypes.guess_type(rel)[0] or "application/octet-stream"
-        if kind == "text/html":
-            body = inject(body)
-        self.send(status, kind, body, head)
+        self.send(status, kind, body, head)  # HTML already carries the reload script (Site.load)
 
     def send(self, status, kind: str, body: bytes, head: bool) -> None:
         self.send_response(status)
@@ -189,6 +329,9 @@ def inject(page: bytes) -> bytes:
     return page[:at] + RELOAD_TAG + page[at:] if at >= 0 else RELOAD_TAG + page
 
 
+NOT_FOUND = inject(b"<!doctype html><title>Not found</title><p>Not found")
+
+
 def add_arguments(p) -> None:
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)")
     p.add_argument("--out", default=str(BUILD), help="folder the site is built into (default: %(default)s)")
@@ -199,23 +342,24 @@ def run(args) -> int:
     mimetypes.add_type("image/svg+xml", ".svg")
     root = Path.cwd()
     site = Site(Path(args.out).resolve())
-    sources = snapshot(watched_folders(root))  # before the first build, so an edit made during it is not missed
-    if not rebuild(root, site) and site.out.is_dir():
-        error = site.state()["error"]
-        site.load()  # the previous build/ is still a good site to look at while the error is fixed
-        site.fail(error)
     handler = type("BoundHandler", (Handler,), {"site": site})
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
-    server.daemon_threads = True
-    stop = threading.Event()
-    watcher = threading.Thread(target=watch, args=(root, site, stop, sources), daemon=True)
-    watcher.start()
-    print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C to stop)", flush=True)
+    server = bind(args.port, handler)  # before building: a taken port should not cost a build to find out
     try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        pass
+        sources = snapshot(watched_folders(root))  # before the first build, so an edit made during it is not missed
+        if not rebuild(root, site) and site.out.is_dir():
+            error = site.state()["error"]
+            site.load()  # the previous build/ is still a good site to look at while the error is fixed
+            site.fail(error)
+        stop = threading.Event()
+        watcher = threading.Thread(target=watch, args=(root, site, stop, sources), daemon=True)
+        watcher.start()
+        print(f"serving http://127.0.0.1:{server.port}/ (Ctrl-C to stop)", flush=True)
+        try:
+            server.serve_forever(poll_interval=0.25)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop.set()
     finally:
-        stop.set()
         server.server_close()
     return 0
