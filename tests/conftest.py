@@ -1,27 +1,41 @@
 import json
+import os
+from pathlib import Path
 
 import pytest
 
-from support import PROFILES, copy_project
+from support import PROFILES, built_site, copy_project
+
+_PREVIOUS_CACHE_DIR = os.environ.get("GENERATOR_CACHE_DIR")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def shared_build_cache(tmp_path_factory):
+@pytest.hookimpl(trylast=True)  # after the tmp_path plugin has made the session's base folder
+def pytest_configure(config):
     """Every build the tests run, in-process or in a subprocess, shares one cache outside the project.
 
-    Builds of copied projects then reuse the Monte Carlo and the figures instead of recomputing
-    them cold each time, and the tests never write into the project's own .cache/.
+    Set before collection, because the quality gates build the site while they are collected: that
+    build, the session's one cold build, then fills the cache every later build reuses. The tests
+    never write into the project's own .cache/.
     """
-    import os
+    os.environ["GENERATOR_CACHE_DIR"] = str(config._tmp_path_factory.getbasetemp() / "generator-cache")
 
-    cache = tmp_path_factory.getbasetemp() / "generator-cache"
-    previous = os.environ.get("GENERATOR_CACHE_DIR")
-    os.environ["GENERATOR_CACHE_DIR"] = str(cache)
-    yield cache
-    if previous is None:
+
+def pytest_unconfigure(config):
+    if _PREVIOUS_CACHE_DIR is None:
         os.environ.pop("GENERATOR_CACHE_DIR", None)
     else:
-        os.environ["GENERATOR_CACHE_DIR"] = previous
+        os.environ["GENERATOR_CACHE_DIR"] = _PREVIOUS_CACHE_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_build_cache() -> Path:
+    return Path(os.environ["GENERATOR_CACHE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def site_dir() -> Path:
+    """The real site, built once per session and shared by every module that reads or serves it. Read only."""
+    return built_site()
 
 
 @pytest.fixture
@@ -36,9 +50,10 @@ def project(tmp_path):
     return copy_project(tmp_path)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """One headless Debian chromium per test module (skips locally, fails in CI, when it is missing)."""
+    """One headless Debian chromium for the session (skips locally, fails in CI, when it is missing);
+    each test opens its own context, so no cookie, storage or setting leaks from one test to the next."""
     from browser_support import chromium
 
     with chromium() as b:

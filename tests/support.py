@@ -1,5 +1,8 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
+import atexit
+import functools
 import shutil
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -12,6 +15,23 @@ def copy_project(dest: Path) -> Path:
     for name in SOURCES:
         shutil.copytree(ROOT / name, Path(dest) / name)
     return Path(dest)
+
+
+@functools.cache
+def built_site() -> Path:
+    """The site built from this checkout's own sources, once per test session, into a private folder.
+
+    Every module that reads or serves the real site shares it (the `site_dir` fixture): read it, never
+    write into it; copy it first (shutil.copytree) to break it. The first call is the session's one cold
+    build, so it is made while no other thread runs and the figure workers can be forked.
+    """
+    from generator.build import build
+
+    parent = Path(tempfile.mkdtemp(prefix="built-site-"))
+    atexit.register(shutil.rmtree, parent, True)
+    out = parent / "site"
+    build(ROOT, out)
+    return out
 
 
 def site_view(root: Path = ROOT):

@@ -7,16 +7,12 @@ from pathlib import Path
 import pytest
 
 from generator.build import build
-from generator.cache import Cache
 from generator.commands.check import check_site
-from support import copy_project
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("project"))
-    build(root, root / "build", cache=Cache(tmp_path_factory.getbasetemp() / "generator-cache"))
-    return root / "build"
+def built(site_dir):
+    return site_dir
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from generator import analysis
-from generator.build import build, load_inputs
+from generator.build import load_inputs
 from generator.engine import run_round
 from generator.pages import FILTERS
 from support import ROOT
@@ -193,10 +193,8 @@ def test_every_section_exists_in_reading_order_with_a_title_and_description():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site") / "build"
-    build(ROOT, out)
-    return out
+def site(site_dir):
+    return site_dir
 
 
 @pytest.fixture(scope="module")

@@ -26,13 +26,9 @@ expect = sync_api.expect
 
 
 @pytest.fixture(scope="module")
-def origin(tmp_path_factory):
-    from generator.build import build
-
-    site = tmp_path_factory.mktemp("pg") / "site"
-    build(ROOT, site)
-    assert (site / "playground.html").is_file()
-    with serve(site) as url:
+def origin(site_dir):
+    assert (site_dir / "playground.html").is_file()
+    with serve(site_dir) as url:
         yield url
 
 

@@ -22,14 +22,9 @@ def origin(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def real_origin(tmp_path_factory):
+def real_origin(site_dir):
     """The site a reader gets, built from the project's own pages, beside the fixture site."""
-    from generator.build import build
-    from support import ROOT
-
-    site = tmp_path_factory.mktemp("real") / "site"
-    build(ROOT, site)
-    with serve(site) as url:
+    with serve(site_dir) as url:
         yield url
 
 

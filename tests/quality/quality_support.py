@@ -4,14 +4,12 @@ A module of its own, not conftest.py, so the gates import it by a name no other 
 """
 from __future__ import annotations
 
-import atexit
-import functools
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import support
 from browser_support import missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,21 +32,14 @@ def need_java() -> str:
     return java
 
 
-@functools.cache
 def built_site() -> Path:
-    """The site built from this checkout into a private folder; the build cache makes a repeat cheap.
+    """The session's one build of this checkout (support.built_site).
 
     QUALITY_SITE=DIR runs the gates on a site built elsewhere instead (build/, or a draft page).
     """
-    from generator.build import build
-
     if os.environ.get("QUALITY_SITE"):
         return Path(os.environ["QUALITY_SITE"]).resolve()
-    parent = Path(tempfile.mkdtemp(prefix="quality-site-"))
-    atexit.register(shutil.rmtree, parent, True)
-    out = parent / "site"
-    build(ROOT, out)
-    return out
+    return support.built_site()
 
 
 def page_names(site: Path) -> list[str]:
