@@ -220,7 +220,8 @@ def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
 
 
 def warm_up() -> None:
-    importlib.import_module(f"{__package__}.figure_registry")
+    """Import matplotlib (through figures.py) in a worker while the main process computes: once per worker."""
+    importlib.import_module(f"{__package__}.figures")
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
@@ -234,6 +235,15 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     else:
         method = "forkserver" if "forkserver" in methods else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+
+
+@dataclass
+class Pending:
+    """Figures on their way: those the cache had, and the jobs (and futures, with a pool) for the rest."""
+    plan: tuple[FigureRef, ...]
+    done: dict[str, RenderedFigure] = field(default_factory=dict)
+    todo: list[FigureJob] = field(default_factory=list)
+    futures: dict[Future, FigureJob] | None = None
 
 
 class FigureStage:
@@ -259,31 +269,48 @@ class FigureStage:
         return digest(self.code, ref.function, ref.inputs)
 
     def run(self, facts: Facts, plan: tuple[FigureRef, ...], report: Report) -> dict[str, RenderedFigure]:
-        out: dict[str, RenderedFigure] = {}
+        return self.collect(self.submit(facts, plan, report), report)
+
+    def submit(self, facts: Facts, plan: tuple[FigureRef, ...], report: Report) -> Pending:
+        """Take what the cache has and hand the rest to the workers, which draw while this process goes on."""
+        pending = Pending(plan)
         missing: list[FigureRef] = []
         for ref in plan:
             hit = self.cache.load("figures", self.key(ref))
             if hit is None:
                 missing.append(ref)
             else:
-                out[ref.name] = RenderedFigure(*hit)
+                pending.done[ref.name] = RenderedFigure(*hit)
         report.reused = len(plan) - len(missing)
+        report.rendered = len(missing)
         if missing:
             from .figure_registry import jobs
 
             wanted = {ref.name for ref in missing}
-            todo = [job for job in jobs(facts) if job.name in wanted]
-            if len(todo) > 1:
+            pending.todo = [job for job in jobs(facts) if job.name in wanted]
+            if len(pending.todo) > 1:
                 self.start_pool()
-            for done, (job, result) in enumerate(self._draw(todo), start=1):
-                if isinstance(result, str):
-                    raise BuildError(result)
-                out[job.name] = RenderedFigure(*result)
-                self.cache.store("figures", self.key(job.ref), result)
-                if self.progress:
-                    self.progress("figures", done, len(todo))
-        report.rendered = len(missing)
-        return {ref.name: out[ref.name] for ref in plan}
+            if self.pool is not None:
+                pending.futures = {self.pool.submit(draw, job): job for job in pending.todo}
+        return pending
+
+    def collect(self, pending: Pending, report: Report) -> dict[str, RenderedFigure]:
+        """Wait for the figures submit() handed out (or draw them here, without a pool), in plan order."""
+        for done, (job, result) in enumerate(self._results(pending), start=1):
+            if isinstance(result, str):
+                raise BuildError(result)
+            pending.done[job.name] = RenderedFigure(*result)
+            self.cache.store("figures", self.key(job.ref), result)
+            if self.progress:
+                self.progress("figures", done, len(pending.todo))
+        return {ref.name: pending.done[ref.name] for ref in pending.plan}
+
+    def _results(self, pending: Pending):
+        if pending.futures is None:
+            yield from self._draw(pending.todo)
+            return
+        for future in as_completed(pending.futures):
+            yield pending.futures[future], future.result()
 
     def _draw(self, jobs: list[FigureJob]):
         if self.pool is None:
@@ -476,9 +503,11 @@ def pipeline(
             if progress:
                 progress("analysis", 0, 0)
         facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
-        playground_data = report.timed("playground", lambda: playground(config, profiles, cache))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
-        figures = report.timed("figures", lambda: stage.run(facts, plan, report))
+        pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
+        # the workers draw while this process trains and measures the playground
+        playground_data = report.timed("playground", lambda: playground(config, profiles, cache))
+        figures = report.timed("figures", lambda: stage.collect(pending, report))
     finally:
         stage.close()
     files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data))

@@ -10,32 +10,43 @@ Adding a figure: a function in figures.py, an entry here, a `widget("figure", ..
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import figures
 from .cache import digest
 from .facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
+
+if TYPE_CHECKING:
+    from . import figures
 
 
 @dataclass(frozen=True)
 class FigureSpec:
     key: str
-    draw: Callable[..., figures.Figure]
+    function: str  # the drawing function in figures.py, by name: planning a figure never imports matplotlib
     each: str  # "site", "profile" or "speedup"
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
+
+
+def drawing_function(name: str) -> Callable[..., figures.Figure]:
+    return getattr(importlib.import_module(f"{__package__}.figures"), name)
 
 
 @dataclass(frozen=True)
 class FigureJob:
     ref: FigureRef
-    draw: Callable[..., figures.Figure]
     kwargs: dict[str, Any]
 
     @property
     def name(self) -> str:
         return self.ref.name
+
+    @property
+    def draw(self) -> Callable[..., figures.Figure]:
+        """figures.py's function for this figure, imported (with matplotlib) only when a figure is drawn."""
+        return drawing_function(self.ref.function)
 
 
 def _labels(facts: Facts) -> list[str]:
@@ -100,14 +111,14 @@ def _roofline(facts: Facts) -> dict:
 
 
 REGISTRY: tuple[FigureSpec, ...] = (
-    FigureSpec("profile", figures.profile_bars, "profile", _profile_bars),
-    FigureSpec("convergence", figures.convergence_histograms, "profile", _convergence),
-    FigureSpec("error-vs-samples", figures.error_vs_samples, "profile", _error_vs_samples),
-    FigureSpec("error-vs-samples-random", figures.error_vs_samples, "site", _error_vs_samples_random),
-    FigureSpec("round-lengths", figures.round_length_distribution, "site", _round_lengths),
-    FigureSpec("acceptance", figures.acceptance_bars, "site", _acceptance),
-    FigureSpec("speedup-vs-k", figures.speedup_vs_k, "speedup", _speedup_vs_k),
-    FigureSpec("roofline", figures.roofline, "site", _roofline),
+    FigureSpec("profile", "profile_bars", "profile", _profile_bars),
+    FigureSpec("convergence", "convergence_histograms", "profile", _convergence),
+    FigureSpec("error-vs-samples", "error_vs_samples", "profile", _error_vs_samples),
+    FigureSpec("error-vs-samples-random", "error_vs_samples", "site", _error_vs_samples_random),
+    FigureSpec("round-lengths", "round_length_distribution", "site", _round_lengths),
+    FigureSpec("acceptance", "acceptance_bars", "site", _acceptance),
+    FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
+    FigureSpec("roofline", "roofline", "site", _roofline),
 )
 
 
@@ -128,9 +139,8 @@ def jobs(facts: Facts, registry: tuple[FigureSpec, ...] = REGISTRY) -> tuple[Fig
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}
-            function = spec.draw.__name__
-            ref = FigureRef(spec.key, spec.each, item_id, name, function, digest(function, kwargs))
-            out.append(FigureJob(ref, spec.draw, kwargs))
+            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs))
+            out.append(FigureJob(ref, kwargs))
     names = [j.name for j in out]
     if len(set(names)) != len(names):
         raise AssertionError(f"two figures share a name: {sorted(n for n in names if names.count(n) > 1)}")
