@@ -1,0 +1,52 @@
+"""The figures' colours, light and dark, and the one function that turns a light SVG into its dark twin.
+
+Kept apart from figures.py so the pages stage can write the dark variants without importing
+matplotlib. Every colour a figure may use is a key of DARK; dark() refuses an SVG holding any
+other colour, so a new colour cannot slip into a figure and stay bright on a dark page.
+The light palette is Okabe-Ito (yellow left out: it vanishes on white); the dark one keeps each
+hue and lifts its lightness, so the series stay as far apart for a colour-blind reader, and the
+marks, hatches and dashes that carry meaning besides colour are untouched.
+"""
+from __future__ import annotations
+
+import re
+
+INK = "#1f1f1f"
+MUTED = "#595959"
+FAINT = "#e2e2e2"
+CARD = "#ffffff"
+CARD_EDGE = "#cfcfcf"
+NOTE = "#f3f3f3"
+GREY = "#c4c4c4"  # context lines behind a highlighted one
+
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+# Light colour -> dark colour. The dark card is the page's surface colour (style.css --surface).
+DARK = {
+    INK: "#e7e5e0",
+    MUTED: "#a7abb4",
+    FAINT: "#363b45",
+    CARD: "#1d2026",
+    CARD_EDGE: "#3a3f4a",
+    NOTE: "#262a31",
+    GREY: "#4a505c",
+    "#0072b2": "#5aa9e6",
+    "#d55e00": "#f0883e",
+    "#009e73": "#3cc59a",
+    "#cc79a7": "#e59cc6",
+    "#e69f00": "#f5b83d",
+    "#56b4e9": "#a4d8f6",
+    "#000000": "#f4f4f4",
+}
+
+_COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
+
+
+def dark(svg: str) -> str:
+    """The same figure for a dark page: every colour swapped for its dark counterpart, nothing else changed."""
+    def swap(m: re.Match) -> str:
+        colour = m.group(0).lower()
+        if colour not in DARK:
+            raise ValueError(f"figure colour {colour} has no dark counterpart in generator/palette.py")
+        return DARK[colour]
+    return _COLOUR.sub(swap, svg)
