@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .cache import Cache, digest, module_closure, package_version, source_digest
 from .errors import UserError
+from .palette import dark as dark_svg
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
     from .config import SiteConfig
@@ -211,8 +212,12 @@ def figure_code() -> str:
 
 def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
     """Draw one figure; runs in a worker. A failure comes back as its one-line message, not a traceback."""
+    from .figures import Collision
+
     try:
         f = job.draw(**job.kwargs)
+    except Collision as exc:  # a drawing whose labels collide: the figure code must lay it out differently
+        return f"generator/figures.py: {exc}"
     except Exception as exc:
         where = _where(exc) or "generator/figures.py: "
         return f"{where}{job.ref.function}({job.name!r}) failed: {type(exc).__name__}: {exc}"
@@ -359,6 +364,7 @@ def render_site(
         files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
     for name, figure in figures.items():
         files[f"figures/{name}.svg"] = figure.svg.encode("utf-8")
+        files[f"figures/{name}.dark.svg"] = dark_svg(figure.svg).encode("utf-8")
     assets = site_src / "assets"
     for path in sorted(assets.rglob("*")) if assets.exists() else []:
         if path.is_file():
@@ -382,6 +388,7 @@ def manifest(figures: dict[str, RenderedFigure], plan: tuple[FigureRef, ...], co
     entries = {
         name: {"file": f"{name}.svg", "caption": f.caption, "alt": f.alt,
                "sha256": hashlib.sha256(f.svg.encode("utf-8")).hexdigest(),
+               "dark": {"file": f"{name}.dark.svg", "sha256": hashlib.sha256(dark_svg(f.svg).encode("utf-8")).hexdigest()},
                "inputs": {"function": refs[name].function, "inputs_sha256": refs[name].inputs, "code_sha256": code}}
         for name, f in sorted(figures.items())
     }

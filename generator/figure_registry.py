@@ -99,6 +99,7 @@ def _speedup_vs_k(facts: Facts, panel: SpeedupPanel) -> dict:
     return dict(
         curves=[(f"α = {float(c.alpha):g}", list(c.points)) for c in panel.curves],
         best=[(f"α = {float(c.alpha):g}", c.best_k, c.best_speedup) for c in panel.curves],
+        cost=panel.cost,
     )
 
 

@@ -33,6 +33,7 @@ from fractions import Fraction
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_svg import RendererSVG
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure as _Canvas
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
@@ -146,14 +147,15 @@ def text_size(text: str, size: float = FONT) -> tuple[float, float]:
 
 
 def _wrap(text: str, width: float, size: float = FONT) -> str:
-    """Break a text at spaces so that no line is wider than width inches."""
+    """Break a text at spaces so that no line is wider than width inches; a no-break space holds its
+    neighbours together ("c = 1/10") and becomes a plain space in the figure."""
     lines: list[str] = []
     for word in str(text).split(" "):
         if lines and text_size(f"{lines[-1]} {word}", size)[0] <= width:
             lines[-1] += f" {word}"
         else:
             lines.append(word)
-    return "\n".join(lines)
+    return "\n".join(lines).replace("\u00a0", " ")
 
 
 def _tick_labels(axis) -> list[str]:
@@ -292,8 +294,7 @@ def _render(name: str, draw: Callable[[_Canvas], None]) -> str:
         ))
         out = io.StringIO()
         fig.savefig(out, format="svg", facecolor="none", metadata={"Date": None, "Creator": None})
-        problems = collisions(fig)
-        fig.clear()
+        problems = collisions(fig)  # the figure is dropped, not cleared: clearing costs a sixth of a drawing
     if problems:
         raise Collision(f"{name}: {problems[0]}")
     return _tidy(out.getvalue())
@@ -524,7 +525,12 @@ def _panel_layout(tokens: Sequence[str], panels: int, ylabel: str, ytick_width: 
         width = (WIDTH - left - INSET - (cols - 1) * 0.12) / cols
         if width / n >= need:
             return cols, False, left
-    return (2 if panels > 1 else 1), True, left
+    upright = text_size("Tg")[1] + 2 / 72  # turned a quarter, a label needs only a line's height
+    for cols in (3, 2, 1):
+        width = (WIDTH - left - INSET - (cols - 1) * 0.12) / cols
+        if cols <= panels and width / n >= upright:
+            return cols, True, left
+    return 1, True, left
 
 
 def _token_axis(ax, tokens: Sequence[str], upright: bool) -> None:
@@ -837,9 +843,9 @@ def error_vs_samples(
                 ax.sharex(axes[0])
             _log_axes(ax, lo, hi, lo_e, hi_e, 2, 3)
             ax.plot(guide_n, scale / np.sqrt(guide_n), linestyle=(0, (5, 3)), color=MUTED, linewidth=1.1, zorder=1)
-            for other, opts in drawn:
-                if other != label:
-                    ax.plot([n for n, _ in opts], [e for _, e in opts], color=GREY, linewidth=0.8, zorder=2)
+            ax.add_collection(LineCollection(  # the other profiles, one artist for all of them
+                [np.array(opts, dtype=float) for other, opts in drawn if other != label],
+                colors=GREY, linewidths=0.8, zorder=2), autolim=False)
             ax.plot([n for n, _ in pts], [e for _, e in pts], color=PALETTE[0], marker="o", markersize=3.5,
                     linewidth=1.6, zorder=3)
             ax.set_title(label, pad=4)

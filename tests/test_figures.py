@@ -259,3 +259,198 @@ def test_drawing_leaves_global_matplotlib_settings_alone():
     before = dict(matplotlib.rcParams)
     roofline()
     assert dict(matplotlib.rcParams) == before
+
+
+# --- legibility, geometry and collisions --------------------------------------------------------
+
+FONT_SIZE = re.compile(r"font-size: ([\d.]+)px")
+
+
+def text_sizes(svg: str) -> list[float]:
+    """The font size of every <text> of a figure, in SVG user units."""
+    return [float(FONT_SIZE.search(t.get("style", "")).group(1)) for t in ET.fromstring(svg).iter(f"{SVG}text")]
+
+
+def legible(fig: figures.Figure) -> None:
+    """What a phone needs: every text at least MIN_FONT units in a figure WIDTH inches (72 units each) wide, so
+    that in the ~340 CSS px of a 390 px phone's column each renders at 11 px or more; and nothing is a path."""
+    root = ET.fromstring(fig.svg)
+    assert float(root.get("viewBox").split()[2]) == pytest.approx(figures.WIDTH * 72)
+    sizes = text_sizes(fig.svg)
+    assert sizes and min(sizes) >= figures.MIN_FONT, (fig.name, min(sizes))
+
+
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_units(drawn, builder):
+    legible(drawn[builder.__name__])
+    # 340 CSS px (a 390 px phone's column less its padding) over 331.2 units: each unit renders at 1.03 px
+    assert figures.MIN_FONT * 340 / (figures.WIDTH * 72) >= 11
+
+
+def planted(fig, *, second=(0.5, 0.5), over_spine=False, over_data=False):
+    ax = fig.add_axes((0.2, 0.2, 0.7, 0.7))
+    ax.plot([0, 1], [0, 1], color=figures.INK)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.text(0.05, 0.9, "first label", transform=ax.transAxes)
+    if over_spine:
+        ax.text(-0.02, 0.6, "on the spine", transform=ax.transAxes)
+    elif over_data:
+        ax.text(0.5, 0.5, "on the line", ha="center", va="center")
+    else:
+        ax.text(0.07, 0.91, "second label", transform=ax.transAxes)
+
+
+def test_a_planted_overlap_stops_the_figure_and_names_both_texts():
+    with pytest.raises(figures.Collision, match='planted: text "first label" overlaps "second label"'):
+        figures._render("planted", planted)
+
+
+def test_a_text_across_an_axis_line_or_over_the_data_it_sits_among_stops_the_figure():
+    with pytest.raises(figures.Collision, match='text "on the spine" crosses the left axis line'):
+        figures._render("planted", lambda fig: planted(fig, over_spine=True))
+    with pytest.raises(figures.Collision, match='text "on the line" covers the data it annotates'):
+        figures._render("planted", lambda fig: planted(fig, over_data=True))
+
+
+def test_a_text_meant_to_sit_on_the_data_may():
+    def draw(fig):
+        ax = fig.add_axes((0.2, 0.2, 0.7, 0.7))
+        ax.plot([0, 1], [0, 1])
+        figures.on_data(ax.text(0.5, 0.5, "on purpose", ha="center", va="center"))
+    assert "on purpose" in all_text(figures._render("allowed", draw))
+
+
+def test_a_colliding_figure_stops_the_build_with_one_line_naming_the_figure():
+    from types import SimpleNamespace
+
+    from generator.build import draw
+
+    def collide(name):
+        return figures.Figure(name, figures._render(name, planted), "alt", "caption")
+    job = SimpleNamespace(draw=collide, kwargs={"name": "planted"}, name="planted", ref=SimpleNamespace(function="collide"))
+    assert draw(job) == 'generator/figures.py: planted: text "first label" overlaps "second label"'
+
+
+RC = "font.size: 30\nfont.family: serif\nlines.linewidth: 9\naxes.grid: True\nsvg.fonttype: path\naxes.facecolor: red\n"
+
+
+@pytest.mark.parametrize("how", ["cwd", "MATPLOTLIBRC", "user"])
+def test_a_matplotlibrc_on_the_machine_changes_no_figure_byte(tmp_path, how):
+    """Issue 12 item 2(b): figures depend on the code and the numbers, never on the machine's matplotlib settings."""
+    rc_dir = tmp_path / "rc"
+    rc_dir.mkdir()
+    (rc_dir / "matplotlibrc").write_text(RC)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLCONFIGDIR": str(tmp_path / "config")}
+    cwd = ROOT
+    if how == "cwd":
+        cwd = rc_dir
+    elif how == "MATPLOTLIBRC":
+        env["MATPLOTLIBRC"] = str(rc_dir)
+    else:
+        env["MPLCONFIGDIR"] = str(rc_dir)
+    code = ("import sys, matplotlib; sys.path.insert(0, %r); import test_figures; "
+            "print(matplotlib.rcParams['font.size'], test_figures.digest())" % str(ROOT / "tests"))
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    size, seen = out.stdout.split()
+    assert float(size) == 30  # the planted file was read: the control that makes this test able to fail
+    assert seen == digest()
+
+
+def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
+    from generator.palette import CARD, DARK, dark
+    colour = re.compile(r"#[0-9a-fA-F]{6}\b")
+    for fig in drawn.values():
+        night = dark(fig.svg)
+        assert colour.sub("#", night) == colour.sub("#", fig.svg)  # same drawing, marks, hatches and dashes
+        assert f"fill: {DARK[CARD]}" in night and f"fill: {CARD}" not in night
+        assert {c.lower() for c in colour.findall(night)} <= set(DARK.values())
+
+
+def test_dark_variant_refuses_a_colour_it_has_no_counterpart_for():
+    from generator.palette import dark
+    with pytest.raises(ValueError, match="#123456 has no dark counterpart"):
+        dark('<svg><path style="fill: #123456"/></svg>')
+
+
+def test_dark_colours_stand_apart_on_the_dark_card():
+    """Every series colour and the ink keep 3:1 contrast against the dark card (WCAG's bar for graphics)."""
+    from generator.palette import CARD, DARK, INK, PALETTE
+
+    def luminance(hex_colour):
+        rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    card = luminance(DARK[CARD])
+    for c in (*PALETTE, INK):
+        assert (luminance(DARK[c.lower()]) + 0.05) / (card + 0.05) >= 3, c
+
+
+def test_speedup_figure_names_its_draft_cost():
+    fig = figures.speedup_vs_k("speedup", *speedup_inputs(), cost=COST)
+    assert "c = 1/10" in all_text(fig.svg)
+    assert "c = 1/10" in fig.alt and "c = 1/10" in fig.caption
+
+
+def test_many_series_become_small_multiples_with_one_highlighted_per_panel():
+    series = [(f"random {i:02d}", [(100, 0.1 / (1 + i / 10)), (1000, 0.03), (10000, 0.01)]) for i in range(1, 13)]
+    fig = figures.error_vs_samples("many", series, "Random profiles")
+    text = all_text(fig.svg)
+    assert all(f"random {i:02d}" in text for i in range(1, 13))  # each panel is titled by its series
+    assert "small panel per series" in fig.alt
+    legible(fig)
+
+
+def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
+    """A valid profiles file of any size: an aligned draft equal to the target, and a divergent one that opens
+    with a token the target never gives (so its authored round shows a rejection and a replacement)."""
+    import json
+
+    import numpy as np
+    rng = np.random.default_rng(7)
+    v = len(tokens)
+
+    def row():
+        w = rng.integers(0, 4, v)
+        w[rng.integers(v)] += 1
+        w[rng.integers(v)] = 0
+        return [f"{int(x)}/{int(w.sum())}" for x in w]
+
+    def likeliest(r):
+        return tokens[max(range(v), key=lambda j: F(r[j]))]
+    target = [row() for _ in range(k + 1)]
+    zero = next(j for j, x in enumerate(target[0]) if F(x) == 0)
+    divergent = [row() for _ in range(k)]
+    divergent[0] = ["1/2" if j in (zero, (zero + 1) % v) else "0" for j in range(v)]
+    data = json.loads((ROOT / "data" / "profiles.v1.json").read_text())
+    data.update(tokens=tokens, target=target, drafts=[
+        {"id": "aligned", "name": "An aligned draft", "description": "Equal to the target.",
+         "distributions": target[:k], "proposals": [likeliest(r) for r in target[:k]]},
+        {"id": "divergent", "name": "A divergent draft", "description": "Opens with a token the target never gives.",
+         "distributions": divergent, "proposals": [tokens[zero]] + [likeliest(r) for r in divergent[1:]]},
+    ])
+    path.write_text(json.dumps(data))
+    return path
+
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "to", "red", "big", "house", "under", "quietly",
+         "jumped", "over", "lazy", "fox"]
+
+
+@pytest.mark.parametrize("k, tokens", [(15, TOKENS), (5, WORDS)], ids=["15-positions", "18-tokens"])
+def test_three_times_the_authored_size_still_gives_legible_figures_without_collisions(tmp_path, k, tokens):
+    """Every figure the registry draws (whoever added it), for 15 positions or 18 tokens: drawing raises on any
+    collision, and each must stay legible. Fewer Monte Carlo rounds than the site: only the layout is judged."""
+    import dataclasses
+
+    from generator.config import load_config
+    from generator.facts import build_facts
+    from generator.figure_registry import jobs
+    from generator.profiles import load_profiles
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    config = dataclasses.replace(config, monte_carlo=dataclasses.replace(
+        config.monte_carlo, rounds=20_000, identity_pairs=100))
+    facts = build_facts(load_profiles(stress_profiles(tmp_path / "profiles.json", k, tokens)), config)
+    for job in jobs(facts):
+        legible(job.draw(**job.kwargs))

@@ -327,11 +327,13 @@ class Site:
             self.add("figures/manifest.json", 0, f"unreadable manifest: {exc}")
             return
         for name, entry in sorted(entries.items()):
-            rel = f"figures/{entry.get('file', '')}"
-            if rel not in self.files:
-                self.add("figures/manifest.json", 0, f"figure {name!r}: no such file {rel}")
-            elif hashlib.sha256((self.root / rel).read_bytes()).hexdigest() != entry.get("sha256"):
-                self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
+            variants = [entry, entry["dark"]] if isinstance(entry.get("dark"), dict) else [entry]
+            for variant in variants:  # the light drawing and its dark twin
+                rel = f"figures/{variant.get('file', '')}"
+                if rel not in self.files:
+                    self.add("figures/manifest.json", 0, f"figure {name!r}: no such file {rel}")
+                elif hashlib.sha256((self.root / rel).read_bytes()).hexdigest() != variant.get("sha256"):
+                    self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
             if not str(entry.get("alt", "")).strip():
                 self.add("figures/manifest.json", 0, f"figure {name!r} has no alt text")
         self.check_figures_shown({f"figures/{entry.get('file', '')}": name for name, entry in entries.items()})

@@ -111,10 +111,13 @@ class Build:
         return b
 
     def figures(self) -> dict[str, str]:
-        """name -> file inside figures/, from the manifest and from whatever SVGs are there."""
+        """name -> file inside figures/, from the manifest and from whatever SVGs are there.
+
+        A dark variant (NAME.dark.svg) is the light one with its colours swapped, so it changes exactly
+        when its light figure does: the review shows the light one only."""
         out = {name: f"figures/{entry.get('file', name + '.svg')}" for name, entry in self.manifest.items()}
         for rel in self.files:
-            if rel.startswith("figures/") and rel.endswith(".svg") and rel.count("/") == 1:
+            if rel.startswith("figures/") and rel.endswith(".svg") and rel.count("/") == 1 and not rel.endswith(".dark.svg"):
                 out.setdefault(rel[len("figures/"):-len(".svg")], rel)
         return out
 
