@@ -264,7 +264,7 @@ def _grid(fig: _Canvas, panels: int, cols: int, *, left: float, panel_height: fl
     rows = math.ceil(panels / cols)
     width = (WIDTH - left - INSET - (cols - 1) * wspace) / cols
     axes = []
-    for i in range(panels):
+    for _i in range(panels):
         ax = fig.add_axes((0, 0, 1, 1), sharey=axes[0] if (axes and sharey) else None)
         axes.append(ax)
     height = top + rows * (title_height + panel_height + bottom_band) + (rows - 1) * hspace + INSET
@@ -809,7 +809,7 @@ def error_vs_samples(
         guide, = ax.plot(guide_n, scale / np.sqrt(guide_n), linestyle=(0, (5, 3)), color=MUTED, linewidth=1.4,
                          zorder=1)
         handles = [guide]
-        for i, (label, pts) in enumerate(drawn):
+        for i, (_label, pts) in enumerate(drawn):
             lap = i // len(PALETTE)  # past the palette, a new marker and line style keep curves apart
             handles += ax.plot([n for n, _ in pts], [e for _, e in pts], color=PALETTE[i % len(PALETTE)],
                                marker=MARKERS[(i + lap) % len(MARKERS)], markersize=5, linewidth=1.3,
@@ -900,7 +900,7 @@ def round_length_distribution(
         ax = fig.add_axes((0, 0, 1, 1))
         handles = []
         marks = []
-        for i, (label, probs) in enumerate(series):
+        for i, (_label, probs) in enumerate(series):
             colour = PALETTE[i % len(PALETTE)]
             hatch = HATCHES[i % len(HATCHES)]
             offset = (i - (m - 1) / 2) * width
@@ -1135,7 +1135,7 @@ def acceptance_bars(
     def draw(fig: _Canvas) -> None:
         ax = fig.add_axes((0, 0, 1, 1))
         handles = []
-        for i, (profile, alphas) in enumerate(rates):
+        for i, (_profile, alphas) in enumerate(rates):
             colour = PALETTE[i % len(PALETTE)]
             hatch = HATCHES[i % len(HATCHES)]
             offset = (i - (m - 1) / 2) * width

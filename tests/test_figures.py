@@ -349,8 +349,8 @@ def test_a_matplotlibrc_on_the_machine_changes_no_figure_byte(tmp_path, how):
         env["MATPLOTLIBRC"] = str(rc_dir)
     else:
         env["MPLCONFIGDIR"] = str(rc_dir)
-    code = ("import sys, matplotlib; sys.path.insert(0, %r); import test_figures; "
-            "print(matplotlib.rcParams['font.size'], test_figures.digest())" % str(ROOT / "tests"))
+    code = ("import sys, matplotlib; sys.path.insert(0, {!r}); import test_figures; "
+            "print(matplotlib.rcParams['font.size'], test_figures.digest())".format(str(ROOT / "tests")))
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     size, seen = out.stdout.split()
     assert float(size) == 30  # the planted file was read: the control that makes this test able to fail

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator import build
+from generator import build  # noqa: E402
 
 
 def jobs() -> list[tuple[str, object]]:
