@@ -336,7 +336,10 @@ class Site:
                     self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
             if not str(entry.get("alt", "")).strip():
                 self.add("figures/manifest.json", 0, f"figure {name!r} has no alt text")
-        self.check_figures_shown({f"figures/{entry.get('file', '')}": name for name, entry in entries.items()})
+        listed = {f"figures/{entry.get('file', '')}": name for name, entry in entries.items()}
+        listed |= {f"figures/{entry['dark'].get('file', '')}": name
+                   for name, entry in entries.items() if isinstance(entry.get("dark"), dict)}
+        self.check_figures_shown(listed)
 
     def check_figures_shown(self, listed: dict[str, str]) -> None:
         """Every figure the manifest lists is shown on some page, and every figure a page shows is listed."""
