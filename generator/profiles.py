@@ -100,17 +100,27 @@ def _visible(label: str) -> str:
 
 def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
     """Validate an already-decoded document; pure, so tests can feed it dicts directly."""
-
-    def fail(where: str, problem: str) -> DataError:
-        return DataError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
-
+    fail = _failer(source)
     if not isinstance(raw, dict):
         raise fail("", "the top level must be an object with keys " + ", ".join(sorted(_TOP_KEYS)))
     _check_keys(raw, _TOP_KEYS, _OPTIONAL_TOP_KEYS, "top level", fail)
     if raw["version"] != 1 or isinstance(raw["version"], bool):
         raise fail("version", f"unsupported version {shown(raw['version'])}; this generator reads version 1")
+    tokens = _parse_tokens(raw["tokens"], fail)
+    draft_step, verify_step = _parse_cost_model(raw["cost_model"], fail)
+    target = _parse_target(raw["target"], tokens, fail)
+    drafts = _parse_drafts(raw["drafts"], tokens, len(target) - 1, fail)
+    return Profiles(source, tokens, CostModel(draft_step, verify_step), target, drafts)
 
-    tokens = raw["tokens"]
+
+def _failer(source: str):
+    def fail(where: str, problem: str) -> DataError:
+        return DataError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
+
+    return fail
+
+
+def _parse_tokens(tokens: object, fail) -> tuple[str, ...]:
     if not isinstance(tokens, list) or len(tokens) < 2 or not all(isinstance(t, str) and t for t in tokens):
         raise fail("tokens", "must be a list of at least two non-empty strings")
     seen: dict[str, int] = {}
@@ -126,9 +136,10 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
             same = "duplicate token label" if tokens[seen[seen_as]] == t else "looks the same as"
             raise fail(f"tokens[{i}]", f"{same} {shown(tokens[seen[seen_as]])} (tokens[{seen[seen_as]}])")
         seen[seen_as] = i
-    index = {t: i for i, t in enumerate(tokens)}
+    return tuple(tokens)
 
-    cost = raw["cost_model"]
+
+def _parse_cost_model(cost: object, fail) -> tuple[Fraction, Fraction]:
     if not isinstance(cost, dict):
         raise fail("cost_model", "must be an object with draft_step and verify_step")
     _check_keys(cost, _COST_KEYS, set(), "cost_model", fail)
@@ -142,82 +153,94 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
         raise fail("cost_model.draft_step", "must not be negative")
     if steps["verify_step"] <= 0:
         raise fail("cost_model.verify_step", "must be greater than 0")
+    return steps["draft_step"], steps["verify_step"]
 
-    def row(value: object, where: str) -> Row:
-        if not isinstance(value, list):
-            raise fail(where, f"must be a list of {len(tokens)} probabilities")
-        if len(value) != len(tokens):
-            raise fail(where, f"has {len(value)} probabilities, expected {len(tokens)} (one per token)")
-        out = []
-        for j, cell in enumerate(value):
-            try:
-                p = parse_fraction(cell)
-            except ValueError as exc:
-                raise fail(f"{where}, token {shown(tokens[j])}", str(exc)) from None
-            if p < 0:
-                raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is negative")
-            if p > 1:
-                raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is above 1")
-            out.append(p)
-        total = sum(out, Fraction(0))
-        if total != 1:
-            raise fail(where, f"probabilities sum to {total}, not 1")
-        return tuple(out)
 
-    target_raw = raw["target"]
+def _parse_row(value: object, where: str, tokens: tuple[str, ...], fail) -> Row:
+    """One distribution over the tokens: a probability per token, each in [0, 1], summing to exactly 1."""
+    if not isinstance(value, list):
+        raise fail(where, f"must be a list of {len(tokens)} probabilities")
+    if len(value) != len(tokens):
+        raise fail(where, f"has {len(value)} probabilities, expected {len(tokens)} (one per token)")
+    out = []
+    for j, cell in enumerate(value):
+        try:
+            p = parse_fraction(cell)
+        except ValueError as exc:
+            raise fail(f"{where}, token {shown(tokens[j])}", str(exc)) from None
+        if p < 0:
+            raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is negative")
+        if p > 1:
+            raise fail(f"{where}, token {shown(tokens[j])}", f"probability {cell} is above 1")
+        out.append(p)
+    total = sum(out, Fraction(0))
+    if total != 1:
+        raise fail(where, f"probabilities sum to {total}, not 1")
+    return tuple(out)
+
+
+def _parse_target(target_raw: object, tokens: tuple[str, ...], fail) -> tuple[Row, ...]:
     if not isinstance(target_raw, list) or len(target_raw) < 2:
         raise fail("target", "must list at least two rows: one per position, then the bonus position")
     k = len(target_raw) - 1
-    target = tuple(
-        row(r, f"target, {'bonus position' if i == k else f'position {i + 1}'}") for i, r in enumerate(target_raw)
+    return tuple(
+        _parse_row(r, f"target, {'bonus position' if i == k else f'position {i + 1}'}", tokens, fail)
+        for i, r in enumerate(target_raw)
     )
 
-    drafts_raw = raw["drafts"]
+
+def _parse_drafts(drafts_raw: object, tokens: tuple[str, ...], k: int, fail) -> tuple[Draft, ...]:
     if not isinstance(drafts_raw, list) or not drafts_raw:
         raise fail("drafts", "must be a non-empty list of draft profiles")
     drafts = []
     ids: set[str] = set()
     for n, d in enumerate(drafts_raw):
-        label = f"drafts[{n}]"
-        if not isinstance(d, dict):
-            raise fail(label, "must be an object")
-        if isinstance(d.get("id"), str) and d["id"]:
-            label = f"draft {shown(d['id'])}"
-        _check_keys(d, _DRAFT_KEYS, set(), label, fail)
-        for key in ("id", "name", "description"):
-            if not isinstance(d[key], str) or not d[key].strip():
-                raise fail(f"{label}, field {key}", "must be a non-empty string")
-        if not _DRAFT_ID.match(d["id"]):
-            raise fail(f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)")
-        if d["id"] in ids:
-            raise fail(f"{label}, field id", "duplicate draft id")
-        ids.add(d["id"])
-        dists, props = d["distributions"], d["proposals"]
-        if not isinstance(dists, list):
-            raise fail(f"{label}, field distributions", "must be a list of rows")
-        if not isinstance(props, list):
-            raise fail(f"{label}, field proposals", "must be a list of token labels")
-        if len(dists) != len(props):
-            raise fail(
-                label, f"{len(dists)} distributions but {len(props)} proposals; there must be one of each per position"
-            )
-        if len(dists) != k:
-            raise fail(
-                f"{label}, field distributions",
-                f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)",
-            )
-        rows = tuple(row(r, f"{label}, position {i + 1}, field distributions") for i, r in enumerate(dists))
-        proposals = []
-        for i, tok in enumerate(props):
-            where = f"{label}, position {i + 1}, field proposals"
-            if tok not in index:
-                raise fail(where, f"{shown(tok)} is not one of the tokens {shown(', '.join(tokens), 200)}")
-            if rows[i][index[tok]] == 0:
-                raise fail(where, f"the draft gives its own proposal {shown(tok)} probability 0, so it could never propose it")
-            proposals.append(index[tok])
-        drafts.append(Draft(d["id"], d["name"], d["description"], rows, tuple(proposals)))
+        draft = _parse_draft(d, n, tokens, k, fail)
+        if draft.id in ids:
+            raise fail(f"draft {shown(draft.id)}, field id", "duplicate draft id")
+        ids.add(draft.id)
+        drafts.append(draft)
+    return tuple(drafts)
 
-    return Profiles(source, tuple(tokens), CostModel(steps["draft_step"], steps["verify_step"]), target, tuple(drafts))
+
+def _parse_draft(d: object, n: int, tokens: tuple[str, ...], k: int, fail) -> Draft:
+    label = f"drafts[{n}]"
+    if not isinstance(d, dict):
+        raise fail(label, "must be an object")
+    if isinstance(d.get("id"), str) and d["id"]:
+        label = f"draft {shown(d['id'])}"
+    _check_keys(d, _DRAFT_KEYS, set(), label, fail)
+    for key in ("id", "name", "description"):
+        if not isinstance(d[key], str) or not d[key].strip():
+            raise fail(f"{label}, field {key}", "must be a non-empty string")
+    if not _DRAFT_ID.match(d["id"]):
+        raise fail(f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)")
+    dists, props = d["distributions"], d["proposals"]
+    if not isinstance(dists, list):
+        raise fail(f"{label}, field distributions", "must be a list of rows")
+    if not isinstance(props, list):
+        raise fail(f"{label}, field proposals", "must be a list of token labels")
+    if len(dists) != len(props):
+        raise fail(
+            label, f"{len(dists)} distributions but {len(props)} proposals; there must be one of each per position"
+        )
+    if len(dists) != k:
+        raise fail(
+            f"{label}, field distributions",
+            f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)",
+        )
+    rows = tuple(_parse_row(r, f"{label}, position {i + 1}, field distributions", tokens, fail)
+                 for i, r in enumerate(dists))
+    index = {t: i for i, t in enumerate(tokens)}
+    proposals = []
+    for i, tok in enumerate(props):
+        where = f"{label}, position {i + 1}, field proposals"
+        if tok not in index:
+            raise fail(where, f"{shown(tok)} is not one of the tokens {shown(', '.join(tokens), 200)}")
+        if rows[i][index[tok]] == 0:
+            raise fail(where, f"the draft gives its own proposal {shown(tok)} probability 0, so it could never propose it")
+        proposals.append(index[tok])
+    return Draft(d["id"], d["name"], d["description"], rows, tuple(proposals))
 
 
 def _check_keys(obj: dict, required: set, optional: set, where: str, fail) -> None:

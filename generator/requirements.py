@@ -6,8 +6,8 @@ profiles file and what in it to change.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
