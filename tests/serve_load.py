@@ -64,7 +64,7 @@ async def _run(port: int, paths: list[str], requests: int, parallel: int, timeou
             i = queue.pop()
             try:
                 elapsed, status = await _one(port, paths[i % len(paths)], host, timeout)
-            except (OSError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError) as exc:
                 failures.append(f"{type(exc).__name__}: {exc}")
                 continue
             latencies.append(elapsed)
