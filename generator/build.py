@@ -342,6 +342,7 @@ def render_site(
     """Every output file as bytes, keyed by its path inside the build folder, and the pages rendered."""
     from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
     from .views import site_view, stepper_data
+    from .whatif import editor_data
 
     site_src = root / "site_src"
     env = environment(site_src / "templates")
@@ -355,6 +356,8 @@ def render_site(
         "playground": playground_data, "playground_json": json_for_script(playground_data),
         **{p.id: p for p in site.profiles},  # until every page loops over site.profiles instead
     }
+    variables["what_if"] = editor_data(facts)
+    variables["what_if_json"] = json_for_script(variables["what_if"])
     for page in pages:
         render_page(page, env, md, variables)
     files: dict[str, bytes] = {}

@@ -26,6 +26,7 @@ Positive = float  # a measured quantity: finite and > 0
 Share = float  # a probability strictly between 0 and 1
 Rate = Fraction  # an exact acceptance rate: 0 <= alpha < 1
 Cost = Fraction  # an exact relative cost: >= 0
+Step = Fraction  # an exact editing step: above 0, at most 1
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ class Speedup:
     alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
     costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
     max_k: Count = 16
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The what-if editor: what one Move or arrow key shifts, and the grid of its closed-form calculator."""
+    steps: tuple[Step, ...] = (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100))  # first: default
+    calculator_steps: Count = 100  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,7 @@ class SiteConfig:
     roofline: Roofline = field(default_factory=Roofline)
     playground: Playground = field(default_factory=Playground)
     speedup: Speedup = field(default_factory=Speedup)
+    what_if: WhatIf = field(default_factory=WhatIf)
     build: Build = field(default_factory=Build)
     source: str = "<defaults>"
 
@@ -130,7 +139,7 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Playground": Playground, "Speedup": Speedup, "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = {"Playground": Playground, "Speedup": Speedup, "WhatIf": WhatIf, "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):
@@ -162,7 +171,7 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
         if name == "Share" and not 0 < value < 1:
             raise ConfigError(f"{source}: {place}: must lie strictly between 0 and 1, not {shown(value)}")
         return value
-    if name in ("Fraction", "Rate", "Cost"):
+    if name in ("Fraction", "Rate", "Cost", "Step"):
         try:
             ascii_text = isinstance(value, str) and value.isascii()  # Fraction() would read "１/２０" as 1/20
             exact = Fraction(value) if (isinstance(value, int) or ascii_text) and not isinstance(value, bool) else None
@@ -174,6 +183,8 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
             raise ConfigError(f"{source}: {place}: an acceptance rate must be at least 0 and below 1, not {exact}")
         if name == "Cost" and exact < 0:
             raise ConfigError(f"{source}: {place}: a cost must not be negative, not {exact}")
+        if name == "Step" and not 0 < exact <= 1:
+            raise ConfigError(f"{source}: {place}: a step must be above 0 and at most 1, not {exact}")
         return exact
     if name == "str":
         if not isinstance(value, str):

@@ -184,6 +184,17 @@ class LosslessExample:
 
 
 @dataclass(frozen=True)
+class WhatIfFacts:
+    """Where the what-if editor and its closed-form calculator start; the profiles themselves are in Facts."""
+    steps: tuple[Fraction, ...]  # what one Move or arrow key shifts; the first is the default
+    calculator_steps: int  # the calculator's alpha and c move in 1/calculator_steps
+    calculator_alpha: Fraction  # the first draft's mean acceptance rate on that grid, below 1
+    calculator_draft_step: Fraction  # draft_step / verify_step on that grid (the closed form has verify = 1)
+    calculator_k: int
+    calculator_max_k: int
+
+
+@dataclass(frozen=True)
 class Facts:
     tokens: tuple[str, ...]
     k: int
@@ -211,6 +222,7 @@ class Facts:
     roofline_verify_compute_ms: float
     notable: NotableFrames
     lossless_example: LosslessExample
+    what_if: WhatIfFacts
 
     def profile(self, profile_id: str) -> ProfileFacts:
         for p in self.profiles:
@@ -431,6 +443,23 @@ def entry_denominator(profiles: Profiles) -> int:
     return math.lcm(*(Fraction(x).denominator for row in rows for x in row))
 
 
+def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction, verify_step: Fraction,
+                  config: SiteConfig) -> WhatIfFacts:
+    grid = config.what_if.calculator_steps
+
+    def on_grid(x: Fraction) -> Fraction:
+        return Fraction(round(x * grid), grid)
+
+    alphas = drafts[0].accept_rates
+    mean = sum(alphas, Fraction(0)) / len(alphas)
+    return WhatIfFacts(
+        steps=config.what_if.steps, calculator_steps=grid,
+        calculator_alpha=min(on_grid(mean), Fraction(grid - 1, grid)),
+        calculator_draft_step=min(on_grid(draft_step / verify_step), Fraction(1)),
+        calculator_k=min(k, config.speedup.max_k), calculator_max_k=config.speedup.max_k,
+    )
+
+
 def build_facts(profiles: Profiles, config: SiteConfig) -> Facts:
     conv = convergence_facts(profiles, config)
     drafts = tuple(
@@ -459,4 +488,5 @@ def build_facts(profiles: Profiles, config: SiteConfig) -> Facts:
         lossless_example=lossless_example(
             next(p for p in drafts if p.id == replacement.profile_id), replacement.frame_number, profiles.tokens
         ),
+        what_if=what_if_facts(drafts, k, cm.draft_step, cm.verify_step, config),
     )

@@ -99,7 +99,14 @@ def open_page(browser, origin: str, name: str, *, settle: bool = False, **contex
 
 
 def exercise_widgets(page) -> None:
-    """Make the playground draw what it only draws on request, so the gates judge that output too."""
+    """Make the widgets draw what they only draw on request, so the gates judge that output too."""
+    if page.locator("#what-if [data-what-if-app]").is_visible():
+        # The what-if editor with a row that does not sum to 1: its error line, a "not 1" tag and a
+        # Move message all show, on the bonus row's table and then on a drafted position's.
+        page.click('#what-if [data-position="5"]')
+        page.click('#what-if [data-position="1"]')
+        page.click('#what-if [data-wi="move"]')
+        page.fill('#what-if input.wi-cell[data-which="draft"][data-col="0"]', "1")
     if page.locator("#pg-generate").is_visible():
         page.click("#pg-generate")
         page.wait_for_function("document.querySelector('#pg-rounds').children.length > 0")

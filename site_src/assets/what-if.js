@@ -1,0 +1,525 @@
+// The what-if editor: the reader edits the target's and the draft's rows, the proposals and the
+// cost model, and every number is recomputed exactly (WhatIfCore, loaded first). The whole state
+// lives in the URL fragment (#what-if=...). The page is complete without this script; it only
+// adds the editor and the closed-form calculator.
+(function () {
+  "use strict";
+
+  const W = window.WhatIfCore;
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const ANNOUNCE_DELAY_MS = 600;
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  }
+
+  function svg(tag, attrs = {}, text) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  const approx = (f, digits = 2) => W.toNumber(f).toFixed(digits);
+  const times = (f) => `${approx(f)}\u00d7`;
+
+  // A readout: the exact fraction in data-exact, the fraction and its decimal as text.
+  function readout(name, f, { suffix = "", digits = 3 } = {}) {
+    const exact = W.format(f);
+    const node = el("span", { class: "wi-readout", "data-readout": name, "data-exact": exact });
+    if (f.d === 1n) node.append(el("span", { class: "wi-exact", text: exact + suffix }));
+    else {
+      node.append(el("span", { class: "wi-exact", text: exact }));
+      node.append(el("span", { class: "wi-approx", text: ` \u2248 ${approx(f, digits)}${suffix}` }));
+    }
+    return node;
+  }
+
+  function setReadout(node, f, suffix = "", digits = 3) {
+    node.replaceWith(readout(node.dataset.readout, f, { suffix, digits }));
+  }
+
+  function init(root) {
+    const dataEl = document.getElementById("what-if-data");
+    if (!W || !dataEl) return;
+    let data;
+    try {
+      data = JSON.parse(dataEl.textContent);
+    } catch (err) {
+      return; // the static tables stay as they are
+    }
+    const app = root.querySelector("[data-what-if-app]");
+    const part = (name) => root.querySelector(`[data-wi="${name}"]`);
+    const ui = {
+      profile: part("profile"), k: part("k"), draftStep: part("draft-step"), verifyStep: part("verify-step"),
+      step: part("step"), error: part("error"), positionButtons: part("position-buttons"),
+      panel: part("position-panel"), acceptBars: part("accept-bars"), summary: part("summary"),
+      roundBars: part("round-bars"), link: part("link"), live: part("live"),
+      calcAlpha: part("calc-alpha"), calcK: part("calc-k"), calcC: part("calc-c"),
+      calcAlphaValue: part("calc-alpha-value"), calcKValue: part("calc-k-value"), calcCValue: part("calc-c-value"),
+      calcSummary: part("calc-summary"), calcCurve: part("calc-curve"), calcCaption: part("calc-caption"),
+    };
+    const defaultTokens = data.tokens;
+
+    let working = null; // the document as the inputs show it: strings, possibly invalid
+    let valid = null; // the last valid state, typed
+    let results = null; // compute(valid)
+    let position = 0; // the row the panel shows: 0 .. positions (the last is the bonus row)
+    let announceTimer = null;
+
+    const copy = (doc) => JSON.parse(JSON.stringify(doc));
+    const positions = () => working.draft.length;
+    const stepFraction = () => W.parseFraction(ui.step.value);
+
+    function documentFrom(doc) {
+      const out = copy(doc);
+      if (out.tokens === undefined) out.tokens = defaultTokens.slice();
+      if (out.k === undefined) out.k = out.draft.length;
+      return out;
+    }
+
+    function announce(text) {
+      window.clearTimeout(announceTimer);
+      announceTimer = window.setTimeout(() => {
+        ui.live.textContent = text;
+      }, ANNOUNCE_DELAY_MS);
+    }
+
+    function showError(sentence) {
+      ui.error.hidden = !sentence;
+      ui.error.textContent = sentence || "";
+    }
+
+    // --- the cells -------------------------------------------------------------------------------
+
+    function cellInput(which, row, col) {
+      const token = working.tokens[col];
+      const where = which === "target" && row === positions() ? "the bonus row" : `position ${row + 1}`;
+      return el("input", {
+        type: "text", inputmode: "decimal", autocomplete: "off", spellcheck: "false", size: 5,
+        class: "wi-cell", value: working[which][row][col],
+        "data-which": which, "data-row": row, "data-col": col,
+        "aria-label": `${which === "target" ? "Target p" : "Draft q"} of ${token} at ${where}`,
+        "aria-describedby": "wi-step-help",
+      });
+    }
+
+    function positionLabel(i) {
+      if (i === positions()) return "Bonus row";
+      return `Position ${i + 1}`;
+    }
+
+    function renderPositionButtons() {
+      ui.positionButtons.replaceChildren();
+      for (let i = 0; i <= positions(); i++) {
+        const last = i === positions();
+        const button = el("button", { type: "button", class: "toggle", "data-position": i, "aria-pressed": String(i === position) },
+          last ? "Bonus row" : el("span", { class: "visually-hidden", text: "Position " }), last ? null : String(i + 1));
+        button.addEventListener("click", () => {
+          position = i;
+          renderPositionButtons();
+          renderPanel();
+        });
+        ui.positionButtons.append(button);
+      }
+    }
+
+    function panelNote(i) {
+      const k = working.k;
+      if (i === positions() && k === positions()) {
+        return "The bonus row: the target alone, drawn from only when every proposal was accepted.";
+      }
+      if (i < k) return `The draft proposes one token here, and the target checks it in the same pass as the others.`;
+      if (i === k) return `With K = ${k}, this is where a round that accepts every proposal draws its bonus, from the target row alone; the draft row is not used.`;
+      return `With K = ${k}, no round reaches this position; raise K to use it.`;
+    }
+
+    function renderPanel() {
+      const i = position;
+      const bonus = i === positions();
+      const title = positionLabel(i);
+      const table = el("table", { class: "wi-table" },
+        el("caption", { class: "visually-hidden", text: `${title}: probabilities by token` }));
+      const head = el("tr", {}, el("th", { scope: "col", text: "Token" }),
+        el("th", { scope: "col" }, "Target ", el("var", { text: "p" })));
+      if (!bonus) {
+        head.append(el("th", { scope: "col" }, "Draft ", el("var", { text: "q" })),
+          el("th", { scope: "col", text: "Proposed" }),
+          el("th", { scope: "col" }, "min(", el("var", { text: "p" }), ", ", el("var", { text: "q" }), ")"),
+          el("th", { scope: "col", text: "Residual" }));
+      }
+      table.append(el("thead", {}, head));
+      const body = el("tbody");
+      working.tokens.forEach((token, j) => {
+        const tr = el("tr", { "data-token": j }, el("th", { scope: "row", class: "wi-token", text: token }),
+          el("td", {}, cellInput("target", i, j)));
+        if (!bonus) {
+          const radio = el("input", {
+            type: "radio", name: "wi-proposal", value: j, "aria-label": `Propose ${token} at position ${i + 1}`,
+            checked: working.proposals[i] === token,
+          });
+          radio.addEventListener("change", () => {
+            working.proposals[i] = token;
+            commit(`The draft now proposes ${token} at position ${i + 1}.`);
+          });
+          tr.append(el("td", {}, cellInput("draft", i, j)), el("td", { class: "wi-radio" }, radio),
+            el("td", { class: "wi-derived", "data-derived": "overlap" }), el("td", { class: "wi-derived", "data-derived": "residual" }));
+        }
+        body.append(tr);
+      });
+      table.append(body);
+      const foot = el("tr", {}, el("th", { scope: "row", text: "Sum" }), el("td", { class: "wi-derived", "data-sum": "target" }));
+      if (!bonus) {
+        foot.append(el("td", { class: "wi-derived", "data-sum": "draft" }), el("td"),
+          el("td", { class: "wi-derived", "data-sum": "overlap" }), el("td", { class: "wi-derived", "data-sum": "residual" }));
+      }
+      table.append(el("tfoot", {}, foot));
+
+      const box = el("div", { class: "table-scroll wi-scroll", role: "region", tabindex: 0, "aria-label": `${title}, editable` }, table);
+      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, moveControl(i, bonus));
+      refreshPanel();
+    }
+
+    // The Move control: shift one step of probability from one token to another in one row.
+    function moveControl(i, bonus) {
+      const id = (name) => `wi-move-${name}`;
+      const rowSelect = el("select", { id: id("row") },
+        el("option", { value: "target", text: "the target row" }),
+        bonus ? null : el("option", { value: "draft", text: "the draft row" }));
+      const tokenSelect = (name, chosen) => {
+        const s = el("select", { id: id(name) });
+        working.tokens.forEach((t, j) => s.append(el("option", { value: j, text: t, selected: j === chosen })));
+        return s;
+      };
+      const from = tokenSelect("from", 0);
+      const to = tokenSelect("to", 1);
+      const button = el("button", { type: "button", "data-wi": "move" }, "Move one step");
+      const status = el("p", { class: "wi-small wi-move-status", "data-wi": "move-status" });
+      button.addEventListener("click", () => {
+        const which = rowSelect.value;
+        const a = Number(from.value);
+        const b = Number(to.value);
+        status.textContent = move(which, i, a, b);
+      });
+      return el("div", { class: "wi-move" },
+        el("div", { class: "wi-move-fields", role: "group", "aria-label": `Move probability at ${positionLabel(i).toLowerCase()}` },
+          el("span", { class: "wi-field" }, el("label", { for: id("row"), text: "In" }), rowSelect),
+          el("span", { class: "wi-field" }, el("label", { for: id("from"), text: "from" }), from),
+          el("span", { class: "wi-field" }, el("label", { for: id("to"), text: "to" }), to),
+          button),
+        status);
+    }
+
+    function move(which, i, a, b) {
+      const step = stepFraction();
+      const tokens = working.tokens;
+      if (a === b) return "Choose two different tokens.";
+      const from = W.parseFraction(working[which][i][a]);
+      const to = W.parseFraction(working[which][i][b]);
+      if (!from || !to || from === "zero" || to === "zero") return "Fix the cells of this row first: one is not a fraction.";
+      if (W.cmp(from, step) < 0) {
+        return `${tokens[a]} has only ${W.format(from)} in the ${which} row, less than the step ${W.format(step)}.`;
+      }
+      working[which][i][a] = W.format(W.sub(from, step));
+      working[which][i][b] = W.format(W.add(to, step));
+      for (const j of [a, b]) {
+        const input = ui.panel.querySelector(`input[data-which="${which}"][data-col="${j}"]`);
+        if (input) input.value = working[which][i][j];
+      }
+      const sentence = `Moved ${W.format(step)} from ${tokens[a]} to ${tokens[b]} in the ${which} row: ` +
+        `${tokens[a]} ${working[which][i][a]}, ${tokens[b]} ${working[which][i][b]}.`;
+      commit(sentence);
+      return sentence;
+    }
+
+    // The cells the reader cannot type in: min(p, q), the residual and the sums of this row.
+    function refreshPanel() {
+      const i = position;
+      const parse = (row) => row.map((s) => W.parseFraction(s));
+      const ok = (row) => row.every((f) => f && f !== "zero");
+      const t = parse(working.target[i]);
+      const d = i < positions() ? parse(working.draft[i]) : null;
+      const sumCell = (name, row) => {
+        const cell = ui.panel.querySelector(`[data-sum="${name}"]`);
+        if (!cell) return;
+        if (!ok(row)) {
+          cell.textContent = "?";
+          return;
+        }
+        const total = W.sum(row);
+        const good = W.eq(total, W.ONE);
+        cell.replaceChildren(el("span", { text: W.format(total) }));
+        if (!good) cell.append(el("span", { class: "tag wi-bad", text: "not 1" }));
+      };
+      sumCell("target", t);
+      if (!d) return;
+      sumCell("draft", d);
+      const rows = ui.panel.querySelectorAll("tbody tr");
+      const both = ok(t) && ok(d);
+      const overlap = both ? t.map((p, j) => W.min(p, d[j])) : null;
+      const res = both ? W.residual(t, d) : null;
+      rows.forEach((tr, j) => {
+        tr.querySelector('[data-derived="overlap"]').textContent = overlap ? W.format(overlap[j]) : "?";
+        tr.querySelector('[data-derived="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : W.format(res[j]);
+        tr.classList.toggle("wi-proposed", working.proposals[i] === working.tokens[j]);
+      });
+      const overlapSum = ui.panel.querySelector('[data-sum="overlap"]');
+      overlapSum.textContent = overlap ? W.format(W.sum(overlap)) : "?";
+      ui.panel.querySelector('[data-sum="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : "1";
+    }
+
+    // --- the results -----------------------------------------------------------------------------
+
+    function bar(share, label) {
+      const width = Math.max(0, Math.min(100, W.toNumber(share) * 100));
+      return el("span", { class: "wi-track", "aria-hidden": "true", title: label },
+        el("span", { class: "wi-fill", style: null, "data-width": width.toFixed(2) }));
+    }
+
+    // Inline styles are blocked by the page's CSP, so bar widths are set through the CSSOM.
+    function sizeBars(container) {
+      container.querySelectorAll(".wi-fill[data-width]").forEach((node) => {
+        node.style.width = `${node.dataset.width}%`;
+      });
+    }
+
+    function renderResults() {
+      const r = results;
+      const state = valid;
+      ui.acceptBars.replaceChildren();
+      r.acceptRates.forEach((a, i) => {
+        const token = state.tokens[state.proposals[i]];
+        const res = r.residuals[i];
+        const resText = res === null
+          ? "no residual: the draft matches the target here"
+          : "residual: " + res.map((x, j) => (x.n === 0n ? null : `${state.tokens[j]} ${W.format(x)}`)).filter(Boolean).join(", ");
+        ui.acceptBars.append(el("li", { class: "wi-bar-row" },
+          el("span", { class: "wi-bar-label" }, `Position ${i + 1}: `, el("var", { text: "\u03b1" }), " = ", readout(`accept-rate-${i + 1}`, a)),
+          bar(a, "accepted share"),
+          el("span", { class: "wi-small wi-bar-detail" },
+            "proposes ", el("span", { class: "tok", text: token }), `, kept with probability ${W.format(r.proposalAccept[i])}; `,
+            el("span", { "data-readout": `residual-${i + 1}`, "data-exact": res === null ? "" : res.map(W.format).join(","), text: resText }))));
+      });
+      sizeBars(ui.acceptBars);
+
+      ui.roundBars.replaceChildren();
+      r.dist.forEach((p, n) => {
+        const last = n === r.dist.length - 1;
+        const what = last ? `${n + 1} tokens: every proposal accepted, plus the bonus` : n === 0
+          ? "1 token: the first proposal rejected, its replacement kept"
+          : `${n + 1} tokens: ${n} accepted, then a replacement`;
+        ui.roundBars.append(el("li", { class: "wi-bar-row" },
+          el("span", { class: "wi-bar-label" }, el("span", { text: `P(N = ${n + 1}) = ` }), readout(`p-n-${n + 1}`, p)),
+          bar(p, what), el("span", { class: "wi-small wi-bar-detail", text: what })));
+      });
+      sizeBars(ui.roundBars);
+
+      ui.summary.replaceChildren(
+        el("dt", {}, "Expected tokens per round, ", el("var", { text: "E" }), "[", el("var", { text: "N" }), "]"),
+        el("dd", {}, readout("expected-tokens", r.expected)),
+        el("dt", {}, "Round cost, in target steps (", el("var", { text: "K" }), el("var", { text: "c" }), " + verification)"),
+        el("dd", {}, readout("round-cost", r.cost)),
+        el("dt", { text: "Speedup over plain decoding" }),
+        el("dd", {}, readout("speedup", r.speedup, { suffix: "\u00d7", digits: 2 })));
+      const fragment = W.fragmentFor(state, defaultTokens);
+      ui.link.setAttribute("href", fragment);
+      return fragment;
+    }
+
+    function summarySentence() {
+      return `Expected tokens per round ${approx(results.expected)}, exactly ${W.format(results.expected)}; ` +
+        `speedup ${times(results.speedup)}.`;
+    }
+
+    // Validate what the inputs hold; use it if it is valid, otherwise say why and keep the last valid state.
+    function commit(what, { keepAddress = false } = {}) {
+      const result = W.validate(working, defaultTokens);
+      refreshPanel();
+      if (result.error) {
+        const sentence = `The results below are for the last valid numbers, because ${result.error}.`;
+        showError(sentence);
+        announce(sentence);
+        return false;
+      }
+      showError("");
+      valid = result.state;
+      results = W.compute(valid);
+      const fragment = renderResults();
+      if (!keepAddress) {
+        try {
+          window.history.replaceState(null, "", fragment);
+        } catch (err) {
+          // some file:// pages refuse a changed address; the link above still carries the state
+        }
+      }
+      if (what !== null) announce(`${what ? what + " " : ""}${summarySentence()}`);
+      return true;
+    }
+
+    function renderEditor() {
+      ui.k.replaceChildren();
+      for (let k = 1; k <= positions(); k++) ui.k.append(el("option", { value: k, text: String(k), selected: k === working.k }));
+      ui.draftStep.value = working.cost_model.draft_step;
+      ui.verifyStep.value = working.cost_model.verify_step;
+      position = Math.min(position, positions());
+      renderPositionButtons();
+      renderPanel();
+    }
+
+    function load(doc, what, options) {
+      working = documentFrom(doc);
+      renderEditor();
+      return commit(what, options);
+    }
+
+    // A #what-if= fragment: loaded when valid; otherwise one sentence, and the current state stays.
+    function fromFragment(initial) {
+      const parsed = W.parseFragment(window.location.hash, defaultTokens);
+      if (parsed === null) return false;
+      if (parsed.error) {
+        const sentence = `This link's what-if state was not loaded, because ${parsed.error}.`;
+        showError(sentence);
+        announce(sentence);
+        return true;
+      }
+      load(W.toDocument(parsed.state, null), initial ? null : "Loaded the state from the link.", { keepAddress: initial });
+      return true;
+    }
+
+    // --- events ----------------------------------------------------------------------------------
+
+    ui.panel.addEventListener("input", (event) => {
+      const input = event.target;
+      if (!input.matches("input.wi-cell")) return;
+      working[input.dataset.which][Number(input.dataset.row)][Number(input.dataset.col)] = input.value;
+      commit("");
+    });
+    ui.panel.addEventListener("keydown", (event) => {
+      const input = event.target;
+      if (!input.matches("input.wi-cell") || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
+      const value = W.parseFraction(input.value);
+      if (!value || value === "zero") return;
+      event.preventDefault();
+      const step = stepFraction();
+      const next = event.key === "ArrowUp" ? W.min(W.ONE, W.add(value, step)) : W.max(W.ZERO, W.sub(value, step));
+      input.value = W.format(next);
+      working[input.dataset.which][Number(input.dataset.row)][Number(input.dataset.col)] = input.value;
+      commit("");
+    });
+    ui.k.addEventListener("change", () => {
+      working.k = Number(ui.k.value);
+      renderPanel();
+      commit(`K is now ${working.k}.`);
+    });
+    for (const [input, key] of [[ui.draftStep, "draft_step"], [ui.verifyStep, "verify_step"]]) {
+      input.addEventListener("input", () => {
+        working.cost_model[key] = input.value;
+        commit("");
+      });
+    }
+    ui.profile.addEventListener("change", () => {
+      const p = data.profiles.find((x) => x.id === ui.profile.value);
+      position = 0;
+      if (p) load(p.state, `Started again from ${p.name.toLowerCase()}.`);
+    });
+    window.addEventListener("hashchange", () => fromFragment(false));
+
+    // --- the calculator --------------------------------------------------------------------------
+
+    const calc = data.calculator;
+    const hundredths = (input) => W.frac(BigInt(input.value), BigInt(calc.steps));
+    ui.calcAlpha.value = String(W.toNumber(W.mul(W.parseFraction(calc.alpha), W.fromInt(calc.steps))).toFixed(0));
+    ui.calcC.value = String(W.toNumber(W.mul(W.parseFraction(calc.draft_step), W.fromInt(calc.steps))).toFixed(0));
+
+    function renderCalculator(announceIt) {
+      const alpha = hundredths(ui.calcAlpha);
+      const c = hundredths(ui.calcC);
+      const k = Number(ui.calcK.value);
+      const maxK = Number(ui.calcK.max);
+      const curve = W.speedupCurve(alpha, c, maxK);
+      const best = W.bestDraftLength(alpha, c, maxK);
+      ui.calcAlphaValue.textContent = `${W.format(alpha)} (${approx(alpha)})`;
+      ui.calcKValue.textContent = String(k);
+      ui.calcCValue.textContent = `${W.format(c)} (${approx(c)})`;
+      ui.calcAlpha.setAttribute("aria-valuetext", `${approx(alpha)}`);
+      ui.calcC.setAttribute("aria-valuetext", `${approx(c)} of a target step`);
+      const bestK = el("span", { class: "wi-readout", "data-readout": "calc-best-k", "data-exact": String(best), text: String(best) });
+      ui.calcSummary.replaceChildren(
+        el("dt", {}, "Speedup at ", el("var", { text: "K" }), ` = ${k}`),
+        el("dd", {}, readout("calc-speedup", curve[k - 1], { suffix: "\u00d7", digits: 2 })),
+        el("dt", {}, "Best ", el("var", { text: "K" }), ` from 1 to ${maxK}`),
+        el("dd", {}, bestK, " at ", readout("calc-best-speedup", curve[best - 1], { suffix: "\u00d7", digits: 2 })));
+      const caption = `Closed-form speedup for K from 1 to ${maxK} at \u03b1 = ${approx(alpha)} and c = ${approx(c)}; ` +
+        `the best K, marked with a diamond, is ${best} (${times(curve[best - 1])}), and the ring marks K = ${k} ` +
+        `(${times(curve[k - 1])}). The dashed line is a speedup of 1, no gain.`;
+      ui.calcCaption.textContent = caption;
+      ui.calcCurve.replaceChildren(drawCurve(curve, best, k, caption));
+      if (announceIt) announce(`At K = ${k} the closed form gives ${times(curve[k - 1])}; the best K is ${best}, at ${times(curve[best - 1])}.`);
+    }
+
+    function drawCurve(curve, best, chosen, label) {
+      const width = 320;
+      const height = 200;
+      const left = 40;
+      const right = 12;
+      const top = 14;
+      const bottom = 38;
+      const values = curve.map((f) => W.toNumber(f));
+      const yMax = Math.max(2, Math.ceil(Math.max(...values) * 1.15 * 2) / 2);
+      const x = (k) => left + ((k - 1) / Math.max(1, curve.length - 1)) * (width - left - right);
+      const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
+      const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "wi-chart", role: "img", "aria-label": label });
+      const ticks = [];
+      const stepY = yMax <= 3 ? 0.5 : yMax <= 6 ? 1 : 2;
+      for (let v = 0; v <= yMax + 1e-9; v += stepY) ticks.push(v);
+      for (const v of ticks) {
+        root.append(svg("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: "wi-grid" }));
+        root.append(svg("text", { x: left - 6, y: y(v) + 4, class: "wi-axis-label", "text-anchor": "end" }, `${v}\u00d7`));
+      }
+      root.append(svg("line", { x1: left, x2: width - right, y1: y(1), y2: y(1), class: "wi-one" }));
+      for (let k = 1; k <= curve.length; k++) {
+        if (k === 1 || k % 5 === 0 || k === curve.length) {
+          root.append(svg("text", { x: x(k), y: height - bottom + 16, class: "wi-axis-label", "text-anchor": "middle" }, String(k)));
+        }
+      }
+      root.append(svg("text", { x: (left + width - right) / 2, y: height - 6, class: "wi-axis-label", "text-anchor": "middle" }, "draft length K"));
+      root.append(svg("polyline", { points: values.map((v, i) => `${x(i + 1)},${y(v)}`).join(" "), class: "wi-line" }));
+      values.forEach((v, i) => root.append(svg("circle", { cx: x(i + 1), cy: y(v), r: 2.5, class: "wi-point" })));
+      const bx = x(best);
+      const by = y(values[best - 1]);
+      root.append(svg("path", { d: `M${bx} ${by - 7} L${bx + 7} ${by} L${bx} ${by + 7} L${bx - 7} ${by} Z`, class: "wi-best" }));
+      const anchor = best > curve.length * 0.6 ? "end" : "start";
+      root.append(svg("text", { x: bx + (anchor === "end" ? -10 : 10), y: Math.max(top + 10, by - 10), class: "wi-best-label", "text-anchor": anchor }, `best K = ${best}`));
+      root.append(svg("circle", { cx: x(chosen), cy: y(values[chosen - 1]), r: 6, class: "wi-chosen" }));
+      return root;
+    }
+
+    for (const input of [ui.calcAlpha, ui.calcK, ui.calcC]) input.addEventListener("input", () => renderCalculator(true));
+
+    // --- start -----------------------------------------------------------------------------------
+
+    load(data.profiles[0].state, null, { keepAddress: true });
+    const fromLink = fromFragment(true);
+    renderCalculator(false);
+    root.querySelector(".what-if-nojs").hidden = true;
+    app.hidden = false;
+    root.classList.add("is-enhanced");
+    if (fromLink) root.scrollIntoView({ block: "start" });
+  }
+
+  function start() {
+    const root = document.getElementById("what-if");
+    if (root) init(root);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

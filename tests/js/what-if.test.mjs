@@ -1,0 +1,182 @@
+// Replays the Python engine's numbers through what-if-core.js: every exact fraction must match.
+// The vectors come from WHATIF_VECTORS when tests/test_what_if_parity.py runs this file; run on
+// its own, it asks Python (generator/whatif.py) to write a fresh set, so nothing committed can go stale.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..", "..");
+const core = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "what-if-core.js"));
+
+function loadVectors() {
+  let file = process.env.WHATIF_VECTORS;
+  if (!file) {
+    file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "what-if-vectors-")), "vectors.json");
+    const python = process.env.PYTHON || "python3";
+    const script = [
+      "import sys",
+      "from pathlib import Path",
+      "from generator.profiles import load_profiles",
+      "from generator.whatif import write_parity_vectors",
+      "write_parity_vectors(load_profiles('data/profiles.v1.json'), 16, Path(sys.argv[1]))",
+    ].join("\n");
+    const run = spawnSync(python, ["-c", script, file], { cwd: root, encoding: "utf8" });
+    assert.equal(run.status, 0, `could not generate what-if vectors with ${python}:\n${run.stderr}`);
+  }
+  return JSON.parse(fs.readFileSync(file, "utf8"));
+}
+
+const vectors = loadVectors();
+const F = core.format;
+const tokens = vectors.default_tokens;
+
+function stateOf(doc) {
+  const result = core.validate(doc, tokens);
+  assert.ok(result.state, `a state Python accepts was refused: ${result.error}`);
+  return result.state;
+}
+
+test("the editor's limits are the ones Python writes", () => {
+  for (const [key, value] of Object.entries(vectors.limits)) assert.equal(core.LIMITS[key], value, key);
+});
+
+test("the vectors cover every k from 1 to 8, vocabularies of 2 to 6, and the shipped profiles", () => {
+  const ks = new Set(vectors.cases.map((c) => c.state.draft.length));
+  const vocabs = new Set(vectors.cases.map((c) => (c.state.tokens || tokens).length));
+  for (let k = 1; k <= 8; k++) assert.ok(ks.has(k), `no case with k = ${k}`);
+  for (let v = 2; v <= 6; v++) assert.ok(vocabs.has(v), `no case with ${v} tokens`);
+  assert.ok(vectors.cases.some((c) => c.id.startsWith("shipped-")));
+  assert.ok(vectors.cases.some((c) => c.state.k !== undefined), "no case drafts fewer positions than it has");
+  const denominators = new Set(vectors.cases.flatMap((c) => c.state.draft.flat().map((s) => core.parseFraction(s).d)));
+  assert.ok(denominators.size >= 8, `only ${denominators.size} different denominators`);
+});
+
+test("every exact number of every case equals the Python engine's", () => {
+  for (const c of vectors.cases) {
+    const got = core.compute(stateOf(c.state));
+    const want = c.numbers;
+    assert.deepEqual(got.acceptRates.map(F), want.accept_rates, `${c.id}: acceptance rates`);
+    assert.deepEqual(got.residuals.map((r) => (r === null ? null : r.map(F))), want.residuals, `${c.id}: residuals`);
+    assert.deepEqual(got.proposalAccept.map(F), want.proposal_accept, `${c.id}: accept probabilities`);
+    assert.deepEqual(got.dist.map(F), want.round_length_distribution, `${c.id}: P(N = n)`);
+    assert.equal(F(got.expected), want.expected_tokens, `${c.id}: expected tokens`);
+    assert.equal(F(got.cost), want.round_cost, `${c.id}: round cost`);
+    assert.equal(F(got.speedup), want.speedup, `${c.id}: speedup`);
+  }
+});
+
+test("a state survives the trip through the URL fragment unchanged", () => {
+  for (const c of vectors.cases) {
+    const state = stateOf(c.state);
+    const back = core.parseFragment(core.fragmentFor(state, tokens), tokens);
+    assert.ok(back && back.state, `${c.id}: ${back && back.error}`);
+    assert.deepEqual(core.toDocument(back.state, tokens), core.toDocument(state, tokens), c.id);
+    assert.equal(F(core.compute(back.state).speedup), c.numbers.speedup, c.id);
+  }
+});
+
+test("the closed form and best K equal the Python engine's, and the i.i.d. round agrees with it", () => {
+  assert.ok(vectors.closed_form.length >= 50);
+  for (const c of vectors.closed_form) {
+    const alpha = core.parseFraction(c.alpha);
+    const cost = core.parseFraction(c.c);
+    const closed = core.leviathanSpeedup(alpha, c.k, cost);
+    assert.equal(F(closed), c.speedup, `alpha ${c.alpha}, K ${c.k}, c ${c.c}`);
+    assert.equal(core.bestDraftLength(alpha, cost, c.max_k), c.best_k, `best K at alpha ${c.alpha}, c ${c.c}`);
+    const dist = core.roundLengthDistribution(Array(c.k).fill(alpha));
+    const general = core.div(core.expectedTokens(dist), core.roundCost(c.k, cost, core.ONE));
+    assert.equal(F(general), c.speedup, `the per-position path at alpha ${c.alpha}, K ${c.k}`);
+  }
+});
+
+// --- invalid states: each gets one sentence naming what is wrong --------------------------------
+
+const shipped = vectors.cases.find((c) => c.id.startsWith("shipped-")).state;
+const copy = () => JSON.parse(JSON.stringify(shipped));
+const fragment = (doc) => core.PREFIX + encodeURIComponent(JSON.stringify(doc));
+
+function refused(doc, pattern) {
+  const result = typeof doc === "string" ? core.parseFragment(doc, tokens) : core.validate(doc, tokens);
+  assert.ok(result && result.error, `accepted: ${JSON.stringify(doc).slice(0, 80)}`);
+  assert.match(result.error, pattern);
+  assert.ok(!/[\n]/.test(result.error) && result.error.length < 200, result.error);
+  return result.error;
+}
+
+test("a row that does not sum to 1 is refused with its sum", () => {
+  const doc = copy();
+  doc.target[2] = doc.target[2].map((x, i) => (i === 0 ? "1/8" : x));
+  refused(fragment(doc), /target row 3 sums to \d+\/\d+, not 1/);
+  const bonus = copy();
+  bonus.target[bonus.target.length - 1][1] = "0";
+  refused(bonus, /\(the bonus row\) sums to/);
+});
+
+test("a negative probability is refused", () => {
+  const doc = copy();
+  doc.draft[0][0] = "-1/8";
+  doc.draft[0][1] = "7/8";
+  refused(fragment(doc), /draft row 1, token .the.: -1\/8 is negative/);
+});
+
+test("rows, tokens and proposals of the wrong length are refused", () => {
+  const short = copy();
+  short.draft.pop();
+  refused(fragment(short), /the draft has \d rows, but with \d target rows it needs \d/);
+  const narrow = copy();
+  narrow.target[0] = narrow.target[0].slice(1);
+  refused(fragment(narrow), /target row 1 has 5 probabilities, but there are 6 tokens/);
+  const proposals = copy();
+  proposals.proposals.pop();
+  refused(fragment(proposals), /proposals, but the draft has/);
+  const many = copy();
+  many.tokens = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+  refused(many, /9 tokens, and the editor takes 2 to 8/);
+  const long = copy();
+  while (long.draft.length < 9) {
+    long.draft.push(long.draft[0]);
+    long.target.push(long.target[0]);
+    long.proposals.push(long.proposals[0]);
+  }
+  refused(long, /the target has 10 rows, and it needs 2 to 9/);
+});
+
+test("garbage is refused without throwing", () => {
+  refused(core.PREFIX + "%7Bnot json", /not readable JSON/);
+  refused(core.PREFIX + "%E0%A4%A", /not readable JSON/);
+  refused(core.PREFIX + "42", /not a JSON object/);
+  refused(core.PREFIX + encodeURIComponent("[1,2]"), /not a JSON object/);
+  refused({ ...copy(), extra: 1 }, /unknown key .extra./);
+  const noDraft = copy();
+  delete noDraft.draft;
+  refused(noDraft, /has no .draft./);
+  const bad = copy();
+  bad.target[0][0] = "0.5";
+  refused(bad, /"0\.5" is not a fraction/);
+  const zero = copy();
+  zero.target[0][0] = "1/0";
+  refused(zero, /divides by zero/);
+  const unproposable = copy();
+  unproposable.proposals[0] = "sat";
+  refused(unproposable, /proposal 1, .sat., has probability 0 in draft row 1/);
+  const cost = copy();
+  cost.cost_model.verify_step = "0";
+  refused(cost, /verification step must be greater than 0/);
+  const k = copy();
+  k.k = 9;
+  refused(k, /K is 9/);
+  assert.equal(core.parseFragment("#positions", tokens), null, "a fragment of another kind is not a what-if state");
+});
+
+test("any denominators are fine, and fractions come back normalised", () => {
+  const doc = copy();
+  doc.target[0] = ["4/8", "1/8", "0", "1/8", "6/24", "0/5"];
+  const state = stateOf(doc);
+  assert.deepEqual(core.toDocument(state, tokens).target[0], ["1/2", "1/8", "0", "1/8", "1/4", "0"]);
+});
