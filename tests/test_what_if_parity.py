@@ -5,10 +5,10 @@ import subprocess
 from fractions import Fraction
 
 import pytest
-from support import PROFILES, ROOT
 
 from generator import analysis, whatif
 from generator.profiles import load_profiles, parse_profiles
+from support import PROFILES, ROOT
 
 NODE = shutil.which("node")
 

@@ -10,12 +10,12 @@ from fractions import Fraction
 from urllib.parse import quote, unquote
 
 import pytest
-from browser_support import serve
-from support import PROFILES, ROOT
 
+from browser_support import serve
 from generator import analysis
 from generator.profiles import load_profiles
 from generator.whatif import parity_vectors
+from support import PROFILES, ROOT
 
 pytestmark = pytest.mark.browser
 
