@@ -23,7 +23,6 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
 
 from serve_load import hammer  # noqa: E402
-
 from support import copy_project  # noqa: E402
 
 PATHS = ["/index.html", "/cost.html", "/assets/style.css", "/figures/manifest.json"]
