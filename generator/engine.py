@@ -9,17 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
-
-import numpy as np
+from typing import Protocol
 
 Row = tuple[Fraction, ...]
 
-PENDING, ACCEPTED, REJECTED, DROPPED = "pending", "accepted", "rejected", "dropped"
+
+class Verdict(StrEnum):
+    """What happened to one proposal; a str, so pages, JSON and the JavaScript mirror read the same words."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    DROPPED = "dropped"
 
 
-def accept_probability(p_target: Fraction, p_draft: Fraction) -> Fraction:
-    """min(1, p_target / p_draft): the chance that a proposal the draft made survives the target's check."""
+PENDING, ACCEPTED, REJECTED, DROPPED = Verdict.PENDING, Verdict.ACCEPTED, Verdict.REJECTED, Verdict.DROPPED
+
+
+class Uniforms(Protocol):
+    def random(self) -> float: ...
+
+
+def accept_probability(p_target: Fraction | float, p_draft: Fraction | float) -> Fraction:
+    """min(1, p_target / p_draft): the chance that a proposal the draft made survives the target's check.
+
+    Exact even for float probabilities (a trained model's rows): both become the Fractions of
+    their doubles, so a verdict never depends on how a division rounds.
+    """
     if p_draft <= 0:
         raise ValueError("the draft cannot have proposed a token it gives probability 0")
     return min(Fraction(1), Fraction(p_target) / Fraction(p_draft))
@@ -58,7 +76,7 @@ def draw(row: Sequence[Fraction], u: Fraction) -> int:
     return last
 
 
-def uniform(rng: np.random.Generator) -> Fraction:
+def uniform(rng: Uniforms) -> Fraction:
     """One uniform draw in [0, 1), as the exact Fraction of the double the Generator produced."""
     return Fraction(float(rng.random()))
 
@@ -95,7 +113,7 @@ class Round:
     frames: tuple[Frame, ...] = field(repr=False)
 
 
-def propose(draft_rows: Sequence[Row], rng: np.random.Generator) -> tuple[int, ...]:
+def propose(draft_rows: Sequence[Row], rng: Uniforms) -> tuple[int, ...]:
     """The draft samples one token per position, all before any is checked."""
     return tuple(draw(row, uniform(rng)) for row in draft_rows)
 
@@ -103,14 +121,16 @@ def propose(draft_rows: Sequence[Row], rng: np.random.Generator) -> tuple[int, .
 def run_round(
     target_rows: Sequence[Row],
     draft_rows: Sequence[Row],
-    rng: np.random.Generator,
+    rng: Uniforms,
     proposals: Sequence[int] | None = None,
 ) -> Round:
     """One round of speculative sampling with its frames.
 
     target_rows has k + 1 rows (the last for the bonus); draft_rows has k. Proposals are the
-    authored ones when given, otherwise sampled from the draft with rng. The accept test only
-    consumes a draw when its probability lies strictly between 0 and 1.
+    authored ones when given, otherwise sampled from the draft with rng (a numpy Generator, or
+    anything with a random() method). The accept test only consumes a draw when its probability
+    lies strictly between 0 and 1. Rows may be Fractions or floats: the playground's trained
+    character models run through this same function.
     """
     k = len(draft_rows)
     if len(target_rows) != k + 1:
@@ -137,7 +157,7 @@ def run_round(
             committed.append(x)
             frames.append(Frame("verify", tuple(statuses), tuple(committed), verdict=ACCEPTED, **common))
             continue
-        res = residual(t_row, d_row)
+        res = residual(t_row, d_row) or tuple(t_row)  # floats: rounding can leave no excess at all
         ru = uniform(rng)
         replacement = draw(res, ru)
         statuses[i] = REJECTED

@@ -1,61 +1,57 @@
-"""The playground's two character models, what they measure, and the vectors that pin the JS to them.
+"""The playground's two model pairs (prose and code), what they measure, and the vectors that pin the JS.
 
-build_playground is the one call the site build makes: it trains both models from data/corpus,
-exports them for the page, rebuilds them from that export (so the numbers printed beside the
-widget come from exactly what the widget runs), and measures speculative sampling on held-out
-prose and code.
+build_playground is the one call the site build makes: per kind of text it trains a target and a
+draft, exports them for the page, rebuilds them from that export (so the numbers printed beside
+the widget come from exactly what the widget runs), and measures speculative sampling on
+held-out text of that kind.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
-from .ngram import CODE, KINDS, PROSE, Corpus, Model, encode, load_corpus, train_export
-from .sampler import draw, simulate, speculative_round
+from ..analysis import best_draft_length, leviathan_speedup, simulate_batch
+from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_bytes, make_corpus, train_export
+from .sampler import draw, speculative_round, temper_rows
 
-TARGET_ORDER = 5  # four characters of context; order 6 scored worse held out on a corpus this size
-DRAFT_ORDER = 3  # two characters of context: plainly weaker; order 2 agreed so rarely that K = 1 was best
-MIN_COUNT = 2  # contexts seen once are dropped from the export; the page size depends on it
 MAX_K = 8
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Orders:
+    """A pair's context lengths: orders are context length + 1, chosen on held-out text (data/corpus/README.md)."""
+
+    target: int
+    draft: int
+    min_count: int
 
 
 def _number(x) -> float:
     return float(Fraction(x)) if isinstance(x, str) else float(x)
 
 
-def export_models(corpus: Corpus) -> dict:
-    texts = [corpus.train[PROSE], corpus.train[CODE]]
+def export_pair(corpus: Corpus, orders: Orders) -> dict:
+    grams: dict = {}  # the draft's n-grams are a subset of the target's: count them once
     return {
         "version": EXPORT_VERSION,
         "vocab": corpus.vocab,
-        "target": train_export(texts, corpus.vocab, TARGET_ORDER, MIN_COUNT),
-        "draft": train_export(texts, corpus.vocab, DRAFT_ORDER, MIN_COUNT),
+        "target": train_export(corpus.train, corpus.vocab, orders.target, orders.min_count, grams),
+        "draft": train_export(corpus.train, corpus.vocab, orders.draft, orders.min_count, grams),
     }
 
 
-def load_models(models: dict) -> tuple[Model, Model]:
+def load_pair(pair: dict) -> tuple[Model, Model]:
     """(target, draft) as the page computes them: from the export alone."""
-    return Model(models["target"], models["vocab"]), Model(models["draft"], models["vocab"])
+    return Model(pair["target"], pair["vocab"]), Model(pair["draft"], pair["vocab"])
 
 
 def held_out_bits(target: Model, draft: Model, corpus: Corpus) -> dict:
-    by_kind = {}
-    for kind in KINDS:
-        text = corpus.held_out[kind]
-        by_kind[kind] = {
-            "chars": len(text),
-            "target": target.bits_per_char(text),
-            "draft": draft.bits_per_char(text),
-        }
-    total = sum(v["chars"] for v in by_kind.values())
-    overall = {
-        name: sum(v[name] * v["chars"] for v in by_kind.values()) / total for name in ("target", "draft")
-    }
-    return {"overall": overall, "by_kind": by_kind}
+    return {"chars": len(corpus.held_out), "target": target.bits_per_char(corpus.held_out),
+            "draft": draft.bits_per_char(corpus.held_out)}
 
 
 def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np.random.Generator) -> np.ndarray:
@@ -65,86 +61,153 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
     return np.stack([codes[e - width:e] for e in ends])
 
 
+def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
+             rng: np.random.Generator, replacement_rule=None):
+    """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
+    def rows_at(j: int, proposals: np.ndarray):
+        ctx = np.concatenate([contexts, proposals], axis=1)
+        t = temper_rows(target.rows(ctx), temperature)
+        return (t, None) if j == k else (t, temper_rows(draft.rows(ctx), temperature))
+
+    kwargs = {} if replacement_rule is None else {"replacement_rule": replacement_rule}
+    return simulate_batch(rows_at, k, contexts.shape[0], rng, **kwargs)
+
+
 def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
             draft_step: float, verify_step: float, temperature: float = 1.0) -> dict:
     """Acceptance, characters per round and speedup for K = 1..MAX_K, each K from fresh rounds."""
     width = max(target.order, draft.order) - 1
-    out = {}
-    for kind_index, kind in enumerate(KINDS):
-        rng = np.random.default_rng([seed, kind_index])
-        contexts = measurement_contexts(corpus.held_out[kind], corpus.vocab, width, rounds, rng)
-        per_k = []
-        for k in range(1, MAX_K + 1):
-            batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
-            verified = batch.reached.sum(axis=0)
-            kept = (batch.accepted & batch.reached).sum(axis=0)
-            chars = float(batch.committed.mean())
-            cost = k * draft_step + verify_step
-            per_k.append({
-                "k": k,
-                "rounds": int(len(batch.committed)),
-                "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
-                "verified_by_position": [int(v) for v in verified],
-                "acceptance": float(kept.sum() / verified.sum()),
-                "chars_per_round": chars,
-                "round_cost": cost,
-                "speedup": chars / cost,
-            })
-        best = max(per_k, key=lambda m: m["speedup"])
-        out[kind] = {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"]}
-    return out
+    kind_index = KINDS.index(corpus.kind)
+    rng = np.random.default_rng([seed, kind_index])
+    contexts = measurement_contexts(corpus.held_out, corpus.vocab, width, rounds, rng)
+    per_k = []
+    for k in range(1, MAX_K + 1):
+        batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
+        verified = batch.reached.sum(axis=0)
+        kept = (batch.accepted & batch.reached).sum(axis=0)
+        chars = float(batch.committed.mean())
+        cost = k * draft_step + verify_step
+        per_k.append({
+            "k": k,
+            "rounds": int(len(batch.committed)),
+            "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
+            "verified_by_position": [int(v) for v in verified],
+            "acceptance": float(kept.sum() / verified.sum()),
+            "chars_per_round": chars,
+            "round_cost": cost,
+            "speedup": chars / cost,
+        })
+    best = max(per_k, key=lambda m: m["speedup"])
+    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"]}
 
 
-def example_prompts(corpus: Corpus) -> dict:
-    """Openings of held-out paragraphs and of held-out function definitions."""
-    prose = []
-    for paragraph in corpus.held_out[PROSE].split("\n\n"):
-        words = paragraph.split()
-        if len(words) >= 12:
-            prose.append(" ".join(words[:6]) + " ")
-        if len(prose) == 3:
-            break
-    code = []
-    lines = corpus.held_out[CODE].splitlines()
+def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:
+    """Leviathan et al.'s closed form fed the measured acceptance rate: its best K and speedups.
+
+    The rate is the pooled acceptance of the K = 1 rounds (every round verifies exactly one
+    proposal there, so it is the plain per-proposal rate the closed form assumes), as a Fraction
+    of counts so the closed form runs exactly; c is the draft step over the verification pass.
+    """
+    first = measured["per_k"][0]
+    alpha = Fraction(round(first["acceptance"] * first["verified_by_position"][0]), first["verified_by_position"][0])
+    c = Fraction(draft_step).limit_denominator(10**6) / Fraction(verify_step).limit_denominator(10**6)
+    best_k = best_draft_length(alpha, c, MAX_K)
+    per_k = [float(leviathan_speedup(alpha, k, c)) for k in range(1, MAX_K + 1)]
+    measured_best = measured["best_speedup"]
+    predicted_at_measured_best = per_k[measured["best_k"] - 1]
+    return {
+        "alpha": float(alpha),
+        "best_k": best_k,
+        "speedup_by_k": per_k,
+        "best_speedup": per_k[best_k - 1],
+        "at_measured_best_k": predicted_at_measured_best,
+        "gap": measured_best - predicted_at_measured_best,
+        "relative_gap": (measured_best - predicted_at_measured_best) / predicted_at_measured_best,
+    }
+
+
+def example_prompts(corpus: Corpus) -> list[str]:
+    """Openings of held-out paragraphs (prose) or of held-out function definitions (code)."""
+    prompts: list[str] = []
+    if corpus.kind == PROSE:
+        for paragraph in corpus.held_out.split("\n"):
+            words = paragraph.split()
+            if len(words) >= 12:
+                prompts.append(" ".join(words[:6]) + " ")
+            if len(prompts) == 3:
+                break
+        return prompts
+    lines = corpus.held_out.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("def ") and i + 1 < len(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("def ") and i + 1 < len(lines) and lines[i + 1].strip():
             body = lines[i + 1]
             indent = body[:len(body) - len(body.lstrip())]
-            code.append(line + "\n" + indent)
-        if len(code) == 3:
+            prompts.append(line + "\n" + indent)
+        if len(prompts) == 3:
             break
-    return {PROSE: prose, CODE: code}
+    return prompts
 
 
-def build_playground(corpus_dir: Path, seed: int, rounds: int = 2000,
+def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float) -> dict:
+    pair = json.loads(json.dumps(export_pair(corpus, orders)))
+    target, draft = load_pair(pair)
+    measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step)
+    return {
+        "models": pair,
+        "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
+        "bits_per_char": held_out_bits(target, draft, corpus),
+        "orders": {"target": orders.target, "draft": orders.draft, "min_count": orders.min_count},
+        "context_chars": {"target": orders.target - 1, "draft": orders.draft - 1},
+        "measurements": measured,
+        "prediction": prediction(measured, draft_step, verify_step),
+        "prompts": example_prompts(corpus),
+        "export_bytes": export_bytes(pair),
+        "corpus_chars": {"train": len(corpus.train), "held_out": len(corpus.held_out)},
+        "vocab_size": len(corpus.vocab),
+    }
+
+
+def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int, rounds: int = 2000,
                      draft_step=0.1, verify_step=1.0) -> dict:
     """Everything the page and its static tables need, as plain JSON-ready data.
 
-    draft_step and verify_step are the cost model (floats, Fractions or "1/10" strings), passed in
-    so the site can hand over the one in data/profiles.v1.json.
+    texts maps "prose" and "code" to their corpus text; draft_step and verify_step are the cost
+    model (floats, Fractions or "1/10" strings), passed in so the site can hand over the one in
+    data/profiles.v1.json.
     """
     if rounds < 1:
         raise ValueError("rounds must be positive")
-    corpus = load_corpus(Path(corpus_dir))
-    models = json.loads(json.dumps(export_models(corpus)))
-    target, draft = load_models(models)
     ds, vs = _number(draft_step), _number(verify_step)
-    bits = held_out_bits(target, draft, corpus)
-    measurements = measure(target, draft, corpus, seed, rounds, ds, vs)
+    pairs = {kind: build_pair(make_corpus(kind, texts[kind]), orders[kind], seed, rounds, ds, vs) for kind in KINDS}
     return {
-        "models": models,
-        "bits_per_char": bits["overall"],
-        "bits_per_char_by_kind": bits["by_kind"],
-        "orders": {"target": TARGET_ORDER, "draft": DRAFT_ORDER},
-        "context_chars": {"target": TARGET_ORDER - 1, "draft": DRAFT_ORDER - 1},
+        "kinds": list(KINDS),
+        "max_k": MAX_K,
+        "pairs": pairs,
         "cost_model": {"draft_step": ds, "verify_step": vs},
         "temperature": 1.0,
         "seed": seed,
-        "measurements": measurements,
-        "comparison": compare_kinds(measurements),
-        "prompts": example_prompts(corpus),
-        "export_bytes": len(json.dumps(models, separators=(",", ":"))),
+        "comparison": compare_kinds({kind: p["measurements"] for kind, p in pairs.items()}),
     }
+
+
+def numbers(data: dict) -> dict:
+    """The playground's part of build/numbers.json: held-out bits per character and measured acceptance."""
+    out = {}
+    for kind, p in data["pairs"].items():
+        m = p["measurements"]
+        out[kind] = {
+            "orders": p["orders"],
+            "bits_per_char": {"target": p["bits_per_char"]["target"], "draft": p["bits_per_char"]["draft"]},
+            "acceptance_k1": m["per_k"][0]["acceptance"],
+            "pooled_acceptance": data["comparison"]["acceptance"][kind],
+            "best_k": m["best_k"],
+            "best_speedup": m["best_speedup"],
+            "predicted_best_k": p["prediction"]["best_k"],
+            "predicted_speedup_at_best_k": p["prediction"]["at_measured_best_k"],
+            "digests": p["digests"],
+        }
+    return out
 
 
 def compare_kinds(measurements: dict) -> dict:
@@ -160,17 +223,36 @@ def compare_kinds(measurements: dict) -> dict:
     return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": pooled[higher] - pooled[lower]}
 
 
+def page_data(data: dict) -> dict:
+    """What the page's inline JSON carries: no models (they load from their own files), no corpora."""
+    data = {k: v for k, v in data.items() if k not in ("corpora", "licences")}
+    return {**data, "pairs": {k: {n: v for n, v in p.items() if n != "models"} for k, p in data["pairs"].items()}}
+
+
+def models_script(data: dict, kind: str) -> str:
+    """assets/playground-models-KIND.js: one exported pair, for a plain <script src> that also works from file://."""
+    pair = json.dumps(data["pairs"][kind]["models"], separators=(",", ":"), ensure_ascii=True)
+    return f"(window.PlaygroundModels = window.PlaygroundModels || {{}}).{kind} = {pair};\n"
+
+
+def corpus_script(text: str, kind: str) -> str:
+    """assets/corpus/KIND.js: the corpus as published for training in the browser, loaded only on demand."""
+    return f"(window.PlaygroundCorpora = window.PlaygroundCorpora || {{}}).{kind} = {json.dumps(text, ensure_ascii=True)};\n"
+
+
 # --- parity vectors ---------------------------------------------------------------------------
 
 PARITY_TEMPERATURES = (1.0, 0.0, 0.7, 1.6)
 PARITY_KS = (1, 3, 5, 8)
+PARITY_CONTEXTS = {
+    PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
+    CODE: ["    def __init__(self", "for i in range(", "", "qz"],
+}
 
 
-def parity_vectors(models: dict, seed: int, contexts: list[str] | None = None) -> dict:
+def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
     """Rounds the JavaScript must replay exactly: same rows, same uniforms, same verdicts and text."""
-    target, draft = load_models(models)
-    if contexts is None:
-        contexts = ["The tide comes ", "It was a ", "    def __init__(self", "for i in range(", "", "qz"]
+    target, draft = load_pair(pair)
     rng = np.random.default_rng(seed)
     cases = []
     for c_index, context in enumerate(contexts):
@@ -185,30 +267,53 @@ def parity_vectors(models: dict, seed: int, contexts: list[str] | None = None) -
                 "draft_rows": result.draft_rows,
                 "target_rows": result.target_rows,
                 "proposals": result.proposals,
-                "verdicts": result.verdicts,
+                "verdicts": [str(v) for v in result.verdicts],
                 "accept_draws": result.accept_draws,
+                "accept_probabilities": result.accept_probabilities,
                 "replacement": result.replacement,
                 "bonus": result.bonus,
                 "committed": result.committed,
             })
     draws = rng.random(50).tolist()
-    row = target.row("the ").tolist()
+    row = target.row(contexts[0]).tolist()
     return {
         "seed": seed,
-        "models": models,
+        "models": pair,
+        "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
         "cases": cases,
-        "draw_checks": [{"row_context": "the ", "u": u, "index": draw(row, u)} for u in draws],
+        "draw_checks": [{"row_context": contexts[0], "u": u, "index": draw(row, u)} for u in draws],
     }
 
 
-def write_parity_vectors(models: dict, seed: int, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(parity_vectors(models, seed), separators=(",", ":")), encoding="utf-8")
-    return path
+ASTRAL_WORDS = ("the", "cat", "\U0001F600", "sat", "on", "\U0001D52Ana", "caf\u00e9", "\u4e2d", "dog", "ran.")
+
+
+def astral_text(seed: int, words: int = 4000) -> str:
+    """A made-up text with characters outside the Basic Multilingual Plane, for the code-point parity test."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(ASTRAL_WORDS), size=words)
+    lines = [" ".join(ASTRAL_WORDS[i] for i in picks[j:j + 12]) for j in range(0, words, 12)]
+    return "\n".join(lines) + "\n"
+
+
+def parity_bundle(texts: dict[str, str], orders: dict[str, Orders], seed: int) -> dict:
+    """Everything tests/js replays: rounds per pair, and each corpus with the export Python trained from it."""
+    bundle: dict = {"pairs": {}, "training": []}
+    for kind, text in texts.items():
+        corpus = make_corpus(kind, text)
+        pair = json.loads(json.dumps(export_pair(corpus, orders[kind])))
+        contexts = PARITY_CONTEXTS.get(kind, ["the \U0001F600 ", "\U0001D52Ana ", "", "caf"])
+        bundle["pairs"][kind] = parity_vectors(pair, seed, contexts)
+        bundle["training"].append({
+            "kind": kind, "text": text, "vocab": corpus.vocab,
+            "orders": {"target": orders[kind].target, "draft": orders[kind].draft, "min_count": orders[kind].min_count},
+            "export": pair, "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
+            "bits_per_char": held_out_bits(*load_pair(pair), corpus),
+        })
+    return bundle
 
 
 __all__ = [
-    "build_playground", "export_models", "load_models", "parity_vectors", "write_parity_vectors",
-    "TARGET_ORDER", "DRAFT_ORDER", "MIN_COUNT", "MAX_K",
+    "build_playground", "export_pair", "load_pair", "parity_vectors", "numbers", "page_data", "models_script", "corpus_script",
+    "Orders", "MAX_K", "parity_bundle", "astral_text",
 ]

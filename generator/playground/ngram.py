@@ -1,15 +1,20 @@
-"""Character n-gram models: trained from counts, exported compactly, and rebuilt from that export.
+"""Character n-gram models with interpolated modified Kneser-Ney smoothing, trained from counts.
 
-The page runs the exported form, so Python rebuilds every distribution from the very same export
-rather than from the training counts: the two languages then share one source of truth. Smoothing
-is interpolated Witten-Bell, chosen because its recursion needs nothing beyond the raw follower
-counts of each kept context, and because each probability is one multiply, one add and one divide
-of doubles, which IEEE 754 rounds identically in numpy and in JavaScript.
+Training produces an *export*: for every context length, the kept contexts and, for each, its
+followers with integer counts (raw counts at the longest context, continuation counts below it,
+as Kneser-Ney prescribes) and the level's three discounts. The page runs the exported form, and
+Python rebuilds every distribution from the very same export rather than from the training
+counts, so the two languages share one source of truth. Each probability is a subtract, a max,
+a divide, a multiply and an add of doubles, which IEEE 754 rounds identically in numpy and in
+JavaScript. playground-core.js can also *train* an export from the published corpus; counting is
+exact, so its export must equal this one (a digest of the counts is compared).
+
+A character is a Unicode code point in both languages (Python's str, JavaScript's Array.from).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -20,9 +25,12 @@ HELD_OUT_SHARE = 0.1
 
 @dataclass(frozen=True)
 class Corpus:
+    """One kind of text, split into training and held-out parts, with its own vocabulary."""
+
+    kind: str
     vocab: str
-    train: dict[str, str]
-    held_out: dict[str, str]
+    train: str
+    held_out: str
 
 
 def split_held_out(text: str, share: float = HELD_OUT_SHARE) -> tuple[str, str]:
@@ -33,84 +41,127 @@ def split_held_out(text: str, share: float = HELD_OUT_SHARE) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
-def load_corpus(corpus_dir: Path) -> Corpus:
-    train, held_out = {}, {}
-    for kind in KINDS:
-        text = (Path(corpus_dir) / f"{kind}.txt").read_text(encoding="utf-8")
-        train[kind], held_out[kind] = split_held_out(text)
-    vocab = "".join(sorted(set(train[PROSE] + train[CODE] + held_out[PROSE] + held_out[CODE])))
-    return Corpus(vocab, train, held_out)
+def make_corpus(kind: str, text: str) -> Corpus:
+    train, held_out = split_held_out(text)
+    return Corpus(kind, "".join(sorted(set(text))), train, held_out)
 
 
 def encode(text: str, vocab: str) -> np.ndarray:
-    """Vocabulary indices, -1 for characters the models have never seen."""
-    index = {c: i for i, c in enumerate(vocab)}
-    return np.array([index.get(c, -1) for c in text], dtype=np.int64)
+    """Vocabulary indices, -1 for characters the models have never seen (one per code point)."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    known = np.frombuffer(vocab.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    table = np.full(int(max(known.max(initial=0), points.max(initial=0))) + 1, -1, dtype=np.int64)
+    table[known] = np.arange(len(known))
+    return table[points]
 
 
-def _context_keys(codes: np.ndarray, ends: np.ndarray, length: int, base: int) -> np.ndarray:
-    """Integer keys of the `length` characters before each end index; -1 where any is unknown or missing."""
-    keys = np.zeros(len(ends), dtype=np.int64)
-    valid = ends >= length
-    for j in range(length, 0, -1):
-        pos = ends - j
-        c = np.where(pos >= 0, codes[np.maximum(pos, 0)], -1)
-        valid &= c >= 0
-        keys = keys * base + np.maximum(c, 0)
-    return np.where(valid, keys, -1)
+def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
+    """Integer key of every window of `length` characters (all known), in text order."""
+    n = len(codes) - length + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    keys = np.zeros(n, dtype=np.int64)
+    for j in range(length):
+        keys = keys * base + codes[j:j + n]
+    return keys
 
 
-def train_export(texts: list[str], vocab: str, order: int, min_count: int) -> dict:
-    """Follower counts of every context seen at least min_count times, as compact JSON-ready data.
+def discounts(counts: np.ndarray) -> list[float]:
+    """Modified Kneser-Ney discounts D1, D2, D3+ from the counts-of-counts (Chen and Goodman, 1998).
 
-    Keeping a context keeps all of its followers with their exact counts, and every suffix of a
-    kept context is seen at least as often, so the pruned tables stay closed under backing off.
+    Falls back to 0.5, 1, 1.5 when a count-of-counts is zero (tiny corpora); each D is kept within
+    (0, its count]. playground-core.js evaluates the same expressions in the same order.
+    """
+    n1, n2, n3, n4 = (int((counts == c).sum()) for c in (1, 2, 3, 4))
+    if min(n1, n2, n3, n4) == 0:
+        return [0.5, 1.0, 1.5]
+    y = n1 / (n1 + 2 * n2)
+    d = [1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3]
+    return [min(max(x, 0.05), float(i + 1)) for i, x in enumerate(d)]
+
+
+def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict | None = None) -> dict:
+    """Counts for context lengths 0 .. order - 1, pruned to contexts seen at least min_count times.
+
+    The longest level holds raw counts c(h, w); each shorter level holds continuation counts
+    N1+(. h w), the number of distinct characters seen before h w. A context is kept by how often
+    it occurs as a context in the text, which is never more for a longer context than for its
+    suffix, so the kept sets are closed under dropping the first character. Two models of one text
+    may share `grams`, a cache of the distinct n-grams and their counts.
     """
     base = len(vocab)
+    codes = encode(text, vocab)
+    if (codes < 0).any():
+        raise ValueError("the text holds characters outside the vocabulary")
+    grams = {} if grams is None else grams  # (length) -> distinct keys and counts; a caller may share it
+    for g in range(1, order + 1):
+        if g not in grams:
+            grams[g] = np.unique(_gram_keys(codes, g, base), return_counts=True)
     levels = []
     for length in range(order):
-        keys_all, nexts_all = [], []
-        for text in texts:
-            codes = encode(text, vocab)
-            ends = np.arange(len(codes))
-            keys = _context_keys(codes, ends, length, base) if length else np.zeros(len(codes), np.int64)
-            ok = (keys >= 0) & (codes >= 0)
-            keys_all.append(keys[ok])
-            nexts_all.append(codes[ok])
-        keys = np.concatenate(keys_all)
-        nexts = np.concatenate(nexts_all)
-        pairs, counts = np.unique(keys * base + nexts, return_counts=True)
-        ctx, nxt = pairs // base, pairs % base
-        uniq, first, n_followers = np.unique(ctx, return_index=True, return_counts=True)
-        seen = np.add.reduceat(counts, first)
-        keep_ctx = seen >= (min_count if length else 1)
-        keep_pair = np.repeat(keep_ctx, n_followers)
-        contexts = "".join(_decode_key(int(k), length, vocab) for k in uniq[keep_ctx])
+        raw_pairs, raw_counts = grams[length + 1]  # (context, next) keys, sorted, and how often each occurs
+        ctx_keys, first = _runs(raw_pairs // base)
+        occurrences = np.add.reduceat(raw_counts, first) if len(first) else np.zeros(0, np.int64)
+        if length == order - 1:
+            pairs, counts = raw_pairs, raw_counts
+        else:  # distinct (v, h, w) -> h w, counted: how many characters were seen before h w
+            pairs, counts = np.unique(grams[length + 2][0] % base ** (length + 1), return_counts=True)
+        level_discounts = discounts(counts)
+        kept = ctx_keys[occurrences >= (min_count if length else 1)]
+        ctx = pairs // base
+        keep = np.isin(ctx, kept)
+        ctx, nxt, counts = ctx[keep], pairs[keep] % base, counts[keep]
+        uniq, starts = _runs(ctx)
+        n_followers = np.diff(np.append(starts, len(ctx)))
+        letters = np.array(list(vocab))
         levels.append({
-            "contexts": contexts,
-            "followers": [int(n) for n in n_followers[keep_ctx]],
-            "next": "".join(vocab[i] for i in nxt[keep_pair]),
-            "counts": [int(c) for c in counts[keep_pair]],
+            "contexts": "".join(letters[_digits(uniq, length, base)].ravel().tolist()),
+            "followers": n_followers.tolist(),
+            "next": "".join(letters[nxt].tolist()),
+            "counts": counts.tolist(),
+            "discounts": level_discounts,
         })
     return {"order": order, "min_count": min_count, "levels": levels}
 
 
-def _decode_key(key: int, length: int, vocab: str) -> str:
-    base = len(vocab)
-    chars = []
-    for _ in range(length):
-        key, c = divmod(key, base)
-        chars.append(vocab[c])
-    return "".join(reversed(chars))
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a sorted array and the index where each run of them starts."""
+    if not len(sorted_keys):
+        return sorted_keys, np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_keys)) + 1])
+    return sorted_keys[starts], starts
+
+
+def _digits(keys: np.ndarray, length: int, base: int) -> np.ndarray:
+    """(n, length) vocabulary indices of each key, most significant first."""
+    out = np.empty((len(keys), length), dtype=np.int64)
+    rest = keys.copy()
+    for j in range(length - 1, -1, -1):
+        rest, out[:, j] = np.divmod(rest, base)
+    return out
+
+
+def count_digest(export: dict) -> str:
+    """FNV-1a (32-bit) over the export's counts in a canonical text form; playground-core.js computes the same."""
+    parts = [str(export["order"]), str(export["min_count"])]
+    for level in export["levels"]:
+        parts += [level["contexts"], ",".join(map(str, level["followers"])), level["next"],
+                  ",".join(map(str, level["counts"]))]
+    h = 0x811C9DC5
+    for byte in "|".join(parts).encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{h:08x}"
 
 
 class Model:
     """Next-character distributions computed from an export, never from training counts.
 
-    Rows are built level by level: a context's row is (count + T * parent) / (total + T), where
-    T is its number of distinct followers and parent is the row of the context one character
-    shorter; the empty context's parent is the uniform row. An unseen context backs off to its
-    longest kept suffix. playground-core.js performs the same operations in the same order.
+    Rows are built level by level: a kept context's row is
+    max(a(w) - D(a(w)), 0) / A + gamma * parent(w), with a its (raw or continuation) counts,
+    A their sum, D the level's discount for a count of 1, 2 or 3+, gamma = (D1 n1 + D2 n2 + D3 n3) / A
+    (n_i the number of followers with that count), and parent the row of the context one
+    character shorter; the empty context's parent is the uniform row. An unseen context backs off
+    to its longest kept suffix. playground-core.js performs the same operations in the same order.
     """
 
     def __init__(self, export: dict, vocab: str) -> None:
@@ -125,25 +176,35 @@ class Model:
         parent_rows = np.full((1, size), 1.0 / size)
         for length, level in enumerate(export["levels"]):
             n_ctx = len(level["followers"])
-            contexts = [level["contexts"][i * length:(i + 1) * length] for i in range(n_ctx)]
+            flat = level["contexts"]
+            contexts = [flat[i * length:(i + 1) * length] for i in range(n_ctx)]
             followers = np.asarray(level["followers"], dtype=np.int64)
             owner = np.repeat(np.arange(n_ctx), followers)
             nxt = np.array([index[c] for c in level["next"]], dtype=np.int64)
-            counts = np.zeros((n_ctx, size))
-            counts[owner, nxt] = np.asarray(level["counts"], dtype=np.float64)
-            totals = np.bincount(owner, weights=np.asarray(level["counts"], dtype=np.float64), minlength=n_ctx)
-            distinct = followers.astype(np.float64)
+            raw = np.asarray(level["counts"], dtype=np.float64)
+            d1, d2, d3 = (float(x) for x in level["discounts"])
+            d = np.where(raw == 1, d1, np.where(raw == 2, d2, d3))
+            kept = np.zeros((n_ctx, size))
+            kept[owner, nxt] = np.maximum(raw - d, 0.0)
+            totals = np.zeros(n_ctx)
+            np.add.at(totals, owner, raw)  # sequential in text order: the same sums as JavaScript's loop
+            n1 = np.bincount(owner, weights=(raw == 1), minlength=n_ctx)
+            n2 = np.bincount(owner, weights=(raw == 2), minlength=n_ctx)
+            n3 = np.bincount(owner, weights=(raw >= 3), minlength=n_ctx)
+            gamma = (d1 * n1 + d2 * n2 + d3 * n3) / totals
             if length == 0:
                 parent = parent_rows[np.zeros(n_ctx, dtype=np.int64)]
             else:
                 parent_index = self._lookup[length - 1]
                 parent = parent_rows[[parent_index[c[1:]] for c in contexts]]
-            rows = (counts + distinct[:, None] * parent) / (totals + distinct)[:, None]
+            rows = kept / totals[:, None] + gamma[:, None] * parent
             keys = np.array([self._key(c, index) for c in contexts], dtype=np.int64)
-            order = np.argsort(keys)
+            order = np.argsort(keys, kind="stable")
+            where = np.empty(n_ctx, dtype=np.int64)
+            where[order] = np.arange(n_ctx)
             self._keys.append(keys[order])
             self._rows.append(rows[order])
-            self._lookup.append({c: int(np.searchsorted(keys[order], k)) for c, k in zip(contexts, keys)})
+            self._lookup.append(dict(zip(contexts, where.tolist())))
             parent_rows = self._rows[-1]
 
     def _key(self, context: str, index: dict[str, int]) -> int:
@@ -163,40 +224,51 @@ class Model:
 
     def rows(self, codes: np.ndarray) -> np.ndarray:
         """Rows for a batch of contexts given as vocabulary indices (n, width), right-aligned, -1 padded."""
-        n, width = codes.shape
-        out = np.empty((n, self.base))
-        todo = np.ones(n, dtype=bool)
-        for length in range(min(self.order - 1, width), -1, -1):
-            if not todo.any():
-                break
-            if length == 0:
-                out[todo] = self._rows[0][0]
-                break
-            tail = codes[:, width - length:]
-            valid = todo & (tail >= 0).all(axis=1)
-            keys = np.zeros(n, dtype=np.int64)
-            for j in range(length):
-                keys = keys * self.base + np.maximum(tail[:, j], 0)
-            table = self._keys[length]
-            pos = np.minimum(np.searchsorted(table, keys), len(table) - 1)
-            hit = valid & (table[pos] == keys) if len(table) else np.zeros(n, dtype=bool)
+        out = np.empty((codes.shape[0], self.base))
+        for length, hit, pos in self._lookups(codes):
             out[hit] = self._rows[length][pos[hit]]
-            todo &= ~hit
         return out
 
+    def probabilities(self, codes: np.ndarray, nexts: np.ndarray) -> np.ndarray:
+        """rows(codes)[i, nexts[i]] for every i, without building the rows."""
+        out = np.empty(codes.shape[0])
+        for length, hit, pos in self._lookups(codes):
+            out[hit] = self._rows[length][pos[hit], nexts[hit]]
+        return out
+
+    def _lookups(self, codes: np.ndarray):
+        """(length, rows found at that length, their index) from the longest kept suffix down."""
+        n, width = codes.shape
+        longest = min(self.order - 1, width)
+        tail = codes[:, width - longest:]
+        known = tail >= 0
+        trailing = np.where(known.all(axis=1), longest, np.argmin(known[:, ::-1], axis=1)) if longest else np.zeros(n, int)
+        full = np.zeros(n, dtype=np.int64)
+        for j in range(longest):
+            full = full * self.base + np.maximum(tail[:, j], 0)
+        todo = np.ones(n, dtype=bool)
+        for length in range(longest, 0, -1):
+            table = self._keys[length]
+            if not len(table):
+                continue
+            keys = full % self.base ** length
+            pos = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+            hit = todo & (trailing >= length) & (table[pos] == keys)
+            yield length, hit, pos
+            todo &= ~hit
+        yield 0, todo, np.zeros(n, dtype=np.int64)
+
     def bits_per_char(self, text: str) -> float:
-        """Cross-entropy on text, each character predicted from the text before it."""
+        """Cross-entropy on text, each character predicted from the text before it (unknown characters skipped)."""
         codes = encode(text, self.vocab)
         width = self.order - 1
         padded = np.concatenate([np.full(width, -1), codes])
-        windows = np.lib.stride_tricks.sliding_window_view(padded, width)[:len(codes)] if width else np.zeros((len(codes), 0), np.int64)
-        rows = self.rows(np.ascontiguousarray(windows))
-        p = rows[np.arange(len(codes)), codes]
+        windows = (np.lib.stride_tricks.sliding_window_view(padded, width)[:len(codes)] if width
+                   else np.zeros((len(codes), 0), np.int64))
+        known = codes >= 0
+        p = self.probabilities(np.ascontiguousarray(windows[known]), codes[known])
         return float(-np.log2(p).mean())
 
 
-def export_size(export: dict) -> int:
-    import json
+def export_bytes(export: dict) -> int:
     return len(json.dumps(export, separators=(",", ":")))
-
-

@@ -1,15 +1,16 @@
-"""Speculative rounds between the two character models, one at a time and many at once.
+"""One speculative round between two character models, through the engine's own rule.
 
-The rule is generator.engine's, carried over to floats because the models' probabilities are
-floats: accept a proposal with probability min(1, p_target / p_draft), on rejection draw from
-norm(max(0, p_target - p_draft)) and drop the later proposals, and draw a bonus from the target
-when every proposal survives. As in the engine, an accept test consumes a uniform only when its
-probability lies strictly between 0 and 1, so a list of uniforms fixes a round completely; that
-list is what the parity vectors hand to playground-core.js.
+The rule lives once, in generator.engine: a round here draws the draft's proposals from the
+model's rows (each row depends on the proposals before it), computes the target's rows, and hands
+both to engine.run_round, which applies min(1, p/q), draws from the residual and adds the bonus,
+exactly on the doubles the models produced. Uniforms come from a callable, so a recorded list of
+them fixes a round completely; that list is what the parity vectors hand to playground-core.js.
+Many rounds at once go through analysis.simulate_batch (see generator.playground.simulate).
 
-Temperature 0 means greedy verification: the draft proposes its argmax, a proposal survives iff it
-is the target's argmax, and both replacement and bonus are the target's argmax, so the output is
-the target's own greedy output, character for character.
+Temperature 0 means greedy verification: the draft proposes its argmax and both models' rows
+become one-hot at their argmax, so a proposal survives iff it is the target's top choice and the
+replacement and the bonus are the target's top choice: the output is the target's own greedy
+output, character for character.
 """
 from __future__ import annotations
 
@@ -18,13 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine import draw  # the same cumulative walk: exact on Fractions, plain on floats
+from ..engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
 
-ACCEPTED, REJECTED, DROPPED = "accepted", "rejected", "dropped"
-
-
-# --- one round, in plain floats, operation for operation what playground-core.js does -----------
+__all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw"]
 
 
 def apply_temperature(row: Sequence[float], temperature: float) -> list[float]:
@@ -48,26 +46,39 @@ def argmax(row: Sequence[float]) -> int:
     return best
 
 
-def residual(target: Sequence[float], draft: Sequence[float]) -> list[float]:
-    """norm(max(0, target - draft)); the target itself if rounding left no excess anywhere."""
-    rest = [t - d if t > d else 0.0 for t, d in zip(target, draft)]
-    mass = 0.0
-    for r in rest:
-        mass += r
-    if mass <= 0:
-        return list(target)
-    return [r / mass for r in rest]
+def one_hot(row: Sequence[float]) -> list[float]:
+    top = argmax(row)
+    return [1.0 if i == top else 0.0 for i in range(len(row))]
 
 
 def distribution(model: Model, context: str, temperature: float) -> list[float]:
     return apply_temperature(model.row(context).tolist(), temperature)
 
 
+def temper_rows(rows: np.ndarray, temperature: float) -> np.ndarray:
+    weights = rows if temperature == 1 else rows ** (1.0 / temperature)
+    return weights / np.cumsum(weights, axis=1)[:, -1:]
+
+
+class _Recorder:
+    """Hands engine.run_round the uniforms from next_uniform and remembers each one."""
+
+    def __init__(self, next_uniform: Callable[[], float]) -> None:
+        self.next_uniform = next_uniform
+        self.used: list[float] = []
+
+    def random(self) -> float:
+        u = float(self.next_uniform())
+        self.used.append(u)
+        return u
+
+
 @dataclass
 class RoundResult:
     proposals: str
-    verdicts: list[str]
+    verdicts: list[Verdict]
     accept_draws: list[float | None]  # per verified position, None where the verdict was certain
+    accept_probabilities: list[float]  # min(1, p/q) per verified position
     replacement: str | None
     bonus: str | None
     committed: str
@@ -82,64 +93,39 @@ def speculative_round(
     context: str,
     k: int,
     temperature: float,
-    next_uniform: Callable[[], float],
+    next_uniform: Callable[[], float] | None,
 ) -> RoundResult:
-    """One round: k draft proposals, then the target's verdicts, with every uniform recorded."""
+    """One round: k draft proposals, then engine.run_round's verdicts, with every uniform recorded."""
     vocab = target.vocab
     greedy = temperature == 0
-    used: list[float] = []
-
-    def uniform() -> float:
-        u = float(next_uniform())
-        used.append(u)
-        return u
-
-    proposals = ""
+    rng = _Recorder(next_uniform or (lambda: 0.0))
+    proposals: list[int] = []
     draft_rows = []
     for _ in range(k):
-        row = distribution(draft, context + proposals, temperature)
+        row = distribution(draft, context + "".join(vocab[x] for x in proposals), temperature)
         draft_rows.append(row)
-        proposals += vocab[argmax(row) if greedy else draw(row, uniform())]
-    target_rows = [distribution(target, context + proposals[:j], temperature) for j in range(k + 1)]
-
-    verdicts: list[str] = []
-    accept_draws: list[float | None] = []
-    for j, ch in enumerate(proposals):
-        t_row, d_row = target_rows[j], draft_rows[j]
-        x = vocab.index(ch)
-        u = None
-        if greedy:
-            ok = x == argmax(t_row)
-        elif t_row[x] >= d_row[x]:
-            ok = True
-        elif t_row[x] <= 0:
-            ok = False
-        else:
-            u = uniform()
-            ok = u < t_row[x] / d_row[x]
-        accept_draws.append(u)
-        if ok:
-            verdicts.append(ACCEPTED)
-            continue
-        verdicts.append(REJECTED)
-        verdicts.extend([DROPPED] * (k - j - 1))
-        fix = argmax(t_row) if greedy else draw(residual(t_row, d_row), uniform())
-        replacement = vocab[fix]
-        return RoundResult(proposals, verdicts, accept_draws, replacement, None,
-                           proposals[:j] + replacement, used, draft_rows, target_rows)
-    last = target_rows[k]
-    bonus = vocab[argmax(last) if greedy else draw(last, uniform())]
-    return RoundResult(proposals, verdicts, accept_draws, None, bonus, proposals + bonus,
-                       used, draft_rows, target_rows)
-
-
-def generate(target: Model, draft: Model, prompt: str, length: int, k: int, temperature: float,
-             next_uniform: Callable[[], float]) -> str:
-    """Speculative rounds until at least length characters have been committed after prompt."""
-    text = prompt
-    while len(text) - len(prompt) < length:
-        text += speculative_round(target, draft, text, k, temperature, next_uniform).committed
-    return text[len(prompt):len(prompt) + length]
+        proposals.append(argmax(row) if greedy else draw(row, rng.random()))
+    text = "".join(vocab[x] for x in proposals)
+    target_rows = [distribution(target, context + text[:j], temperature) for j in range(k + 1)]
+    if greedy:
+        verified = run_round([one_hot(r) for r in target_rows], [one_hot(r) for r in draft_rows], rng, proposals)
+    else:
+        verified = run_round(target_rows, draft_rows, rng, proposals)
+    checks = [f for f in verified.frames if f.kind == "verify"]
+    verdicts = [f.verdict for f in checks] + [DROPPED] * (k - len(checks))
+    rejected = checks[-1] if checks and checks[-1].verdict == REJECTED else None
+    return RoundResult(
+        proposals=text,
+        verdicts=verdicts,
+        accept_draws=[None if f.u is None else float(f.u) for f in checks],
+        accept_probabilities=[float(f.accept_probability) for f in checks],
+        replacement=vocab[rejected.replacement] if rejected else None,
+        bonus=None if verified.bonus is None else vocab[verified.bonus],
+        committed="".join(vocab[x] for x in verified.committed),
+        draws=rng.used,
+        draft_rows=draft_rows,
+        target_rows=target_rows,
+    )
 
 
 def target_alone(target: Model, prompt: str, length: int, temperature: float,
@@ -149,90 +135,3 @@ def target_alone(target: Model, prompt: str, length: int, temperature: float,
         row = distribution(target, text, temperature)
         text += target.vocab[argmax(row) if temperature == 0 else draw(row, float(next_uniform()))]
     return text[len(prompt):]
-
-
-# --- many rounds at once, for the measurements and the statistical checks ---------------------
-
-
-def temper_rows(rows: np.ndarray, temperature: float) -> np.ndarray:
-    if temperature == 1:
-        weights = rows
-    else:
-        weights = rows ** (1.0 / temperature)
-    return weights / np.cumsum(weights, axis=1)[:, -1:]
-
-
-def draw_rows(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """draw() for a batch: count of cumulative sums at or below u, falling back to the last nonzero."""
-    cumulative = np.cumsum(rows, axis=1)
-    x = (cumulative <= u[:, None]).sum(axis=1)
-    over = x >= rows.shape[1]
-    if over.any():
-        last = rows.shape[1] - 1 - np.argmax(rows[over, ::-1] > 0, axis=1)
-        x[over] = last
-    return x
-
-
-def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
-    rest = np.maximum(target - draft, 0.0)
-    mass = np.cumsum(rest, axis=1)[:, -1:]
-    return np.divide(rest, mass, out=target.copy(), where=mass > 0)
-
-
-def target_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
-    """A deliberately wrong replacement rule (redraw from the target), kept as a negative control."""
-    return target.copy()
-
-
-@dataclass(frozen=True)
-class Batch:
-    accepted: np.ndarray  # (rounds, k) bool, the verdict at each position (meaningful where reached)
-    reached: np.ndarray  # (rounds, k) bool, whether the position was verified at all
-    committed: np.ndarray  # (rounds,) characters committed, replacement or bonus included
-    first: np.ndarray  # (rounds,) vocabulary index of the first committed character
-
-
-def simulate(
-    target: Model,
-    draft: Model,
-    contexts: np.ndarray,
-    k: int,
-    temperature: float,
-    rng: np.random.Generator,
-    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
-) -> Batch:
-    """One independent sampled round from each context row (vocabulary indices, right-aligned)."""
-    n = contexts.shape[0]
-    ctx = contexts.copy()
-    d_rows, t_rows, props = [], [], []
-    for _ in range(k):
-        d = temper_rows(draft.rows(ctx), temperature)
-        x = draw_rows(d, rng.random(n))
-        t_rows.append(temper_rows(target.rows(ctx), temperature))
-        d_rows.append(d)
-        props.append(x)
-        ctx = np.concatenate([ctx[:, 1:], x[:, None]], axis=1)
-    t_rows.append(temper_rows(target.rows(ctx), temperature))
-
-    idx = np.arange(n)
-    accepted = np.zeros((n, k), dtype=bool)
-    for j in range(k):
-        pt, pd = t_rows[j][idx, props[j]], d_rows[j][idx, props[j]]
-        u = rng.random(n)
-        accepted[:, j] = (pt >= pd) | (u < pt / pd)
-    reached = np.cumprod(np.concatenate([np.ones((n, 1), bool), accepted[:, :-1]], axis=1), axis=1).astype(bool)
-    run = np.where(accepted.all(axis=1), k, np.argmin(accepted, axis=1)) if k else np.zeros(n, int)
-
-    final = np.empty(n, dtype=np.int64)
-    u = rng.random(n)
-    for j in range(k + 1):
-        here = run == j
-        if not here.any():
-            continue
-        if j == k:
-            final[here] = draw_rows(t_rows[k][here], u[here])
-        else:
-            rows = replacement_rule(t_rows[j][here], d_rows[j][here])
-            final[here] = draw_rows(rows, u[here])
-    first = np.where(run > 0, props[0] if k else final, final)
-    return Batch(accepted, reached, run + 1, first)

@@ -1,9 +1,11 @@
-// Pure sampler logic for the playground: the exported character models, temperature, and one
-// speculative round. No DOM here, so node can test it against the Python parity vectors.
-// A classic script (global PlaygroundCore) rather than a module, so the page also works from
-// file://, where browsers refuse module scripts; node loads it through module.exports.
-// Every arithmetic step mirrors generator/playground (ngram.py, sampler.py) in the same order,
-// because IEEE doubles then give the very same numbers in both languages.
+// Pure sampler logic for the playground: the exported character models, training them from a
+// corpus, temperature, and one speculative round. No DOM here, so node can test it against the
+// Python parity vectors. A classic script (global PlaygroundCore) rather than a module, so the
+// page also works from file://, where browsers refuse module scripts; node loads it through
+// module.exports. Every arithmetic step mirrors generator/playground/ngram.py and the rule in
+// generator/engine.py in the same order, because IEEE doubles then give the very same numbers in
+// both languages. A character is a Unicode code point, as in Python: strings are split with
+// Array.from, never indexed by UTF-16 unit.
 
 (function (root, factory) {
   const api = factory();
@@ -16,46 +18,54 @@
   const REJECTED = "rejected";
   const DROPPED = "dropped";
 
+  const chars = (text) => Array.from(text);
+
   // One exported model (order, levels) over a shared vocabulary string.
-  function createModel(exported, vocab) {
+  function createModel(exported, vocabText) {
+    const vocab = chars(vocabText);
     const size = vocab.length;
     const uniform = 1 / size;
-    const index = new Map();
-    for (let i = 0; i < size; i++) index.set(vocab[i], i);
+    const index = new Map(vocab.map((c, i) => [c, i]));
     const levels = exported.levels.map((level, length) => {
       const n = level.followers.length;
+      const flat = chars(level.contexts);
       const lookup = new Map();
       const offsets = new Int32Array(n + 1);
       for (let i = 0; i < n; i++) {
-        lookup.set(level.contexts.slice(i * length, (i + 1) * length), i);
+        lookup.set(flat.slice(i * length, (i + 1) * length).join(""), i);
         offsets[i + 1] = offsets[i] + level.followers[i];
       }
-      const next = new Int32Array(level.next.length);
-      for (let j = 0; j < level.next.length; j++) next[j] = index.get(level.next[j]);
-      return { length, lookup, offsets, next, counts: level.counts, followers: level.followers, cache: new Map() };
+      const nextChars = chars(level.next);
+      const next = new Int32Array(nextChars.length);
+      for (let j = 0; j < nextChars.length; j++) next[j] = index.get(nextChars[j]);
+      return { length, lookup, offsets, next, counts: level.counts, discounts: level.discounts, cache: new Map() };
     });
 
+    // max(a - D(a), 0) / A + gamma * parent, gamma = (D1 n1 + D2 n2 + D3 n3) / A: ngram.Model's rows.
     function levelRow(length, context) {
       const level = levels[length];
-      const i = level.lookup.get(context);
+      const i = level.lookup.get(context.join(""));
       let row = level.cache.get(i);
       if (row) return row;
-      let parent;
-      if (length === 0) {
-        parent = new Float64Array(size).fill(uniform);
-      } else {
-        parent = levelRow(length - 1, context.slice(1));
-      }
-      const counts = new Float64Array(size);
+      const parent = length === 0 ? new Float64Array(size).fill(uniform) : levelRow(length - 1, context.slice(1));
+      const [d1, d2, d3] = level.discounts;
+      const kept = new Float64Array(size);
       let total = 0;
+      let n1 = 0;
+      let n2 = 0;
+      let n3 = 0;
       for (let j = level.offsets[i]; j < level.offsets[i + 1]; j++) {
-        counts[level.next[j]] = level.counts[j];
-        total += level.counts[j];
+        const a = level.counts[j];
+        const d = a === 1 ? d1 : a === 2 ? d2 : d3;
+        kept[level.next[j]] = Math.max(a - d, 0);
+        total += a;
+        if (a === 1) n1++;
+        else if (a === 2) n2++;
+        else n3++;
       }
-      const distinct = level.followers[i];
-      const denominator = total + distinct;
+      const gamma = (d1 * n1 + d2 * n2 + d3 * n3) / total;
       row = new Float64Array(size);
-      for (let c = 0; c < size; c++) row[c] = (counts[c] + distinct * parent[c]) / denominator;
+      for (let c = 0; c < size; c++) row[c] = kept[c] / total + gamma * parent[c];
       level.cache.set(i, row);
       return row;
     }
@@ -66,23 +76,159 @@
       size,
       // The distribution of the character after context: the longest kept suffix decides.
       row(context) {
-        const longest = Math.min(exported.order - 1, context.length);
+        const all = typeof context === "string" ? chars(context) : context;
+        const longest = Math.min(exported.order - 1, all.length);
         for (let length = longest; length >= 0; length--) {
-          const tail = length ? context.slice(context.length - length) : "";
-          if (levels[length].lookup.has(tail)) return levelRow(length, tail);
+          const tail = length ? all.slice(all.length - length) : [];
+          if (levels[length].lookup.has(tail.join(""))) return levelRow(length, tail);
         }
         throw new Error("the empty context is always kept");
       },
     };
   }
 
-  function loadModels(models) {
+  function loadModels(pair) {
     return {
-      target: createModel(models.target, models.vocab),
-      draft: createModel(models.draft, models.vocab),
-      vocab: models.vocab,
+      target: createModel(pair.target, pair.vocab),
+      draft: createModel(pair.draft, pair.vocab),
+      vocab: chars(pair.vocab),
     };
   }
+
+  // --- training: ngram.train_export, count for count -----------------------------------------
+
+  function splitHeldOut(text, share = 0.1) {
+    const all = chars(text);
+    let cut = Math.floor(all.length * (1 - share));
+    const newline = all.indexOf("\n", cut);
+    cut = newline < 0 ? all.length : newline + 1;
+    return { train: all.slice(0, cut), heldOut: all.slice(cut) };
+  }
+
+  function vocabularyOf(text) {
+    return Array.from(new Set(chars(text))).sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).join("");
+  }
+
+  function countGrams(codes, length, base) {
+    const counts = new Map();
+    for (let i = 0; i + length <= codes.length; i++) {
+      let key = 0;
+      for (let j = 0; j < length; j++) key = key * base + codes[i + j];
+      counts.set(key, (counts.get(key) || 0) + 1);
+    }
+    return counts;
+  }
+
+  function discounts(counts) {
+    let n1 = 0;
+    let n2 = 0;
+    let n3 = 0;
+    let n4 = 0;
+    for (const c of counts) {
+      if (c === 1) n1++;
+      else if (c === 2) n2++;
+      else if (c === 3) n3++;
+      else if (c === 4) n4++;
+    }
+    if (Math.min(n1, n2, n3, n4) === 0) return [0.5, 1.0, 1.5];
+    const y = n1 / (n1 + 2 * n2);
+    const d = [1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3];
+    return d.map((x, i) => Math.min(Math.max(x, 0.05), i + 1));
+  }
+
+  function decodeKey(key, length, vocab) {
+    const base = vocab.length;
+    const out = new Array(length);
+    for (let j = length - 1; j >= 0; j--) {
+      out[j] = vocab[key % base];
+      key = Math.floor(key / base);
+    }
+    return out.join("");
+  }
+
+  // Counts for context lengths 0 .. order - 1, pruned like the build's; onLevel(length) reports progress.
+  function trainExport(trainChars, vocabText, order, minCount, onLevel) {
+    const vocab = chars(vocabText);
+    const base = vocab.length;
+    if (base ** order > Number.MAX_SAFE_INTEGER) throw new Error("order too high for exact integer keys");
+    const index = new Map(vocab.map((c, i) => [c, i]));
+    const codes = Int32Array.from(trainChars, (c) => index.get(c));
+    const grams = [];
+    for (let g = 1; g <= order; g++) grams[g] = countGrams(codes, g, base);
+    const levels = [];
+    for (let length = 0; length < order; length++) {
+      const raw = grams[length + 1];
+      const occurrences = new Map();
+      for (const [key, count] of raw) {
+        const ctx = Math.floor(key / base);
+        occurrences.set(ctx, (occurrences.get(ctx) || 0) + count);
+      }
+      let pairs;
+      if (length === order - 1) {
+        pairs = raw;
+      } else {
+        pairs = new Map();
+        const modulus = base ** (length + 1);
+        for (const key of grams[length + 2].keys()) {
+          const suffix = key % modulus;
+          pairs.set(suffix, (pairs.get(suffix) || 0) + 1);
+        }
+      }
+      const keys = Array.from(pairs.keys()).sort((a, b) => a - b);
+      const levelDiscounts = discounts(keys.map((k) => pairs.get(k)));
+      const threshold = length ? minCount : 1;
+      const contexts = [];
+      const followers = [];
+      const next = [];
+      const counts = [];
+      let last = -1;
+      for (const key of keys) {
+        const ctx = Math.floor(key / base);
+        if ((occurrences.get(ctx) || 0) < threshold) continue;
+        if (ctx !== last) {
+          contexts.push(decodeKey(ctx, length, vocab));
+          followers.push(0);
+          last = ctx;
+        }
+        followers[followers.length - 1]++;
+        next.push(vocab[key % base]);
+        counts.push(pairs.get(key));
+      }
+      levels.push({ contexts: contexts.join(""), followers, next: next.join(""), counts, discounts: levelDiscounts });
+      if (onLevel) onLevel(length);
+    }
+    return { order, min_count: minCount, levels };
+  }
+
+  // FNV-1a (32-bit) over the counts in ngram.count_digest's canonical text form.
+  function countDigest(exported) {
+    const parts = [String(exported.order), String(exported.min_count)];
+    for (const level of exported.levels) {
+      parts.push(level.contexts, level.followers.join(","), level.next, level.counts.join(","));
+    }
+    const bytes = new TextEncoder().encode(parts.join("|"));
+    let h = 0x811c9dc5;
+    for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+    return h.toString(16).padStart(8, "0");
+  }
+
+  // Cross-entropy on held-out characters, each predicted from the text before it.
+  function bitsPerChar(model, heldOutChars) {
+    const index = new Map(model.vocab.map((c, i) => [c, i]));
+    const width = model.order - 1;
+    let total = 0;
+    let n = 0;
+    for (let i = 0; i < heldOutChars.length; i++) {
+      const x = index.get(heldOutChars[i]);
+      if (x === undefined) continue;
+      const context = heldOutChars.slice(Math.max(0, i - width), i).filter((c) => index.has(c));
+      total -= Math.log2(model.row(context)[x]);
+      n++;
+    }
+    return n ? total / n : 0;
+  }
+
+  // --- one round --------------------------------------------------------------------------------
 
   function applyTemperature(row, temperature) {
     if (temperature <= 0) return Array.from(row);
@@ -103,6 +249,12 @@
     return best;
   }
 
+  function oneHot(row) {
+    const top = argmax(row);
+    return row.map((_, i) => (i === top ? 1 : 0));
+  }
+
+  // engine.draw: the token whose cumulative interval holds u; zero-probability tokens never drawn.
   function draw(row, u) {
     let cumulative = 0;
     let last = 0;
@@ -116,17 +268,23 @@
     return last;
   }
 
+  // engine.residual: norm(max(0, target - draft)); the target itself if no excess is left.
   function residual(target, draft) {
-    const rest = target.map((t, i) => (t > draft[i] ? t - draft[i] : 0));
+    const rest = target.map((t, i) => (t - draft[i] > 0 ? t - draft[i] : 0));
     let mass = 0;
     for (const r of rest) mass += r;
     if (mass <= 0) return Array.from(target);
     return rest.map((r) => r / mass);
   }
 
-  // One round. temperature 0 is greedy verification; otherwise nextUniform() supplies the draws,
-  // consumed in the order: k proposals, accept tests (only where the verdict is uncertain), then
-  // the replacement or the bonus.
+  // engine.accept_probability: min(1, p / q).
+  function acceptProbability(p, q) {
+    return p >= q ? 1 : p / q;
+  }
+
+  // One round, as engine.run_round plays it: proposals first (k draws, none when greedy), then per
+  // position an accept draw only where min(1, p/q) lies strictly between 0 and 1, then one draw for
+  // the replacement or the bonus. Greedy (temperature 0) verifies one-hot rows at each argmax.
   function speculativeRound({ target, draft, vocab, context, k, temperature, nextUniform }) {
     const greedy = temperature === 0;
     const draws = [];
@@ -135,100 +293,124 @@
       draws.push(u);
       return u;
     };
-    let proposals = "";
+    const base = chars(context);
+    const proposed = [];
     const draftRows = [];
     for (let j = 0; j < k; j++) {
-      const row = distribution(draft, context + proposals, temperature);
+      const row = distribution(draft, base.concat(proposed.map((x) => vocab[x])), temperature);
       draftRows.push(row);
-      proposals += vocab[greedy ? argmax(row) : draw(row, uniform())];
+      proposed.push(greedy ? argmax(row) : draw(row, uniform()));
     }
     const targetRows = [];
-    for (let j = 0; j <= k; j++) targetRows.push(distribution(target, context + proposals.slice(0, j), temperature));
+    for (let j = 0; j <= k; j++) {
+      targetRows.push(distribution(target, base.concat(proposed.slice(0, j).map((x) => vocab[x])), temperature));
+    }
+    const tRows = greedy ? targetRows.map(oneHot) : targetRows;
+    const dRows = greedy ? draftRows.map(oneHot) : draftRows;
+    const proposals = proposed.map((x) => vocab[x]).join("");
 
     const verdicts = [];
     const acceptDraws = [];
     const acceptProbabilities = [];
+    const checks = [];
     for (let j = 0; j < k; j++) {
-      const t = targetRows[j];
-      const d = draftRows[j];
-      const x = vocab.indexOf(proposals[j]);
-      let u = null;
-      let ok;
-      if (greedy) {
-        ok = x === argmax(t);
-        acceptProbabilities.push(ok ? 1 : 0);
-      } else {
-        acceptProbabilities.push(t[x] >= d[x] ? 1 : t[x] / d[x]);
-        if (t[x] >= d[x]) ok = true;
-        else if (t[x] <= 0) ok = false;
-        else {
-          u = uniform();
-          ok = u < t[x] / d[x];
-        }
-      }
+      const x = proposed[j];
+      const p = tRows[j][x];
+      const q = dRows[j][x];
+      const a = acceptProbability(p, q);
+      // Certain verdicts are decided on p and q themselves, as the engine does with exact ratios.
+      const u = p >= q || p <= 0 ? null : uniform();
+      const ok = p >= q || (u !== null && u < a);
       acceptDraws.push(u);
+      acceptProbabilities.push(a);
+      checks.push({ char: vocab[x], p, q, a, u, verdict: ok ? ACCEPTED : REJECTED });
       if (ok) {
         verdicts.push(ACCEPTED);
         continue;
       }
       verdicts.push(REJECTED);
       for (let m = j + 1; m < k; m++) verdicts.push(DROPPED);
-      const replacement = vocab[greedy ? argmax(t) : draw(residual(t, d), uniform())];
+      const ru = uniform();
+      const replacement = vocab[draw(residual(tRows[j], dRows[j]), ru)];
       return {
-        proposals, verdicts, acceptDraws, acceptProbabilities, replacement, bonus: null,
-        committed: proposals.slice(0, j) + replacement, draws, draftRows, targetRows,
+        proposals, verdicts, acceptDraws, acceptProbabilities, checks, replacement, replacementDraw: ru,
+        bonus: null, bonusDraw: null, committed: proposed.slice(0, j).map((x) => vocab[x]).join("") + replacement, k, draws, draftRows, targetRows,
       };
     }
-    const last = targetRows[k];
-    const bonus = vocab[greedy ? argmax(last) : draw(last, uniform())];
+    const bu = uniform();
+    const bonus = vocab[draw(tRows[k], bu)];
     return {
-      proposals, verdicts, acceptDraws, acceptProbabilities, replacement: null, bonus,
-      committed: proposals + bonus, draws, draftRows, targetRows,
+      proposals, verdicts, acceptDraws, acceptProbabilities, checks, replacement: null, replacementDraw: null,
+      bonus, bonusDraw: bu, committed: proposals + bonus, k, draws, draftRows, targetRows,
     };
   }
 
   // The target on its own, one character per step: what speculative decoding must reproduce.
   function targetAlone({ target, vocab, context, length, temperature, nextUniform }) {
-    let text = context;
+    const text = chars(context);
     for (let i = 0; i < length; i++) {
       const row = distribution(target, text, temperature);
-      text += vocab[temperature === 0 ? argmax(row) : draw(row, nextUniform())];
+      text.push(vocab[temperature === 0 ? argmax(row) : draw(row, nextUniform())]);
     }
-    return text.slice(context.length);
+    return text.slice(chars(context).length).join("");
   }
 
   // Speculative rounds until `length` characters are committed, with per-round records.
   function generate({ target, draft, vocab, context, length, k, temperature, nextUniform }) {
     let text = context;
+    let added = 0;
     const rounds = [];
-    while (text.length - context.length < length) {
+    while (added < length) {
       const round = speculativeRound({ target, draft, vocab, context: text, k, temperature, nextUniform });
       rounds.push(round);
       text += round.committed;
+      added += chars(round.committed).length;
     }
-    return { text: text.slice(context.length, context.length + length), rounds };
+    return { text: chars(text).slice(chars(context).length, chars(context).length + length).join(""), rounds };
   }
 
-  // Running totals: characters per round and speedup under the cost model.
-  // Each round is priced by its own draft length, so the totals stay right whatever K each used.
+  // Running totals under the site's cost model. Each round costs its own K draft steps and one
+  // target pass; plain decoding would have spent one target pass per committed character.
   function summarise(rounds, costModel) {
-    let chars = 0;
+    let committed = 0;
     let verified = 0;
     let accepted = 0;
-    let cost = 0;
+    let draftSteps = 0;
+    let accepts = 0;
+    let replaced = 0;
+    let bonus = 0;
     for (const r of rounds) {
-      chars += r.committed.length;
-      cost += r.verdicts.length * costModel.draft_step + costModel.verify_step;
+      committed += chars(r.committed).length;
+      draftSteps += r.verdicts.length;
       for (const v of r.verdicts) {
         if (v === ACCEPTED) accepted++;
         if (v !== DROPPED) verified++;
       }
+      if (r.bonus !== null) bonus++;
+      else replaced++;
     }
+    accepts = accepted;
+    const targetPasses = rounds.length;
+    const cost = draftSteps * costModel.draft_step + targetPasses * costModel.verify_step;
+    const plainCost = committed * costModel.verify_step;
     const n = rounds.length;
     return {
-      rounds: n, chars, perRound: n ? chars / n : 0, acceptance: verified ? accepted / verified : 0,
-      speedup: cost ? chars / cost : 0,
+      rounds: n, chars: committed, perRound: n ? committed / n : 0, acceptance: verified ? accepted / verified : 0,
+      verified, accepted: accepts, replaced, bonus, draftSteps, targetPasses, cost, plainCost,
+      speedup: cost ? plainCost / cost : 0,
     };
+  }
+
+  // Leviathan et al. (2023): expected speedup for i.i.d. acceptance a, K proposals, cost ratio c.
+  function leviathanSpeedup(a, k, c) {
+    if (a >= 1) return (k + 1) / (k * c + 1);
+    return (1 - a ** (k + 1)) / ((1 - a) * (k * c + 1));
+  }
+
+  function leviathanBestK(a, c, maxK) {
+    let best = 1;
+    for (let k = 2; k <= maxK; k++) if (leviathanSpeedup(a, k, c) > leviathanSpeedup(a, best, c)) best = k;
+    return best;
   }
 
   // Next-character histograms: speculative sampling (first committed char) against the target alone.
@@ -238,7 +420,7 @@
     const row = distribution(target, context, temperature); // at temperature 0, greedy: the top character only
     for (let i = 0; i < samples; i++) {
       const round = speculativeRound({ target, draft, vocab, context, k, temperature, nextUniform });
-      spec[vocab.indexOf(round.committed[0])]++;
+      spec[vocab.indexOf(chars(round.committed)[0])]++;
       alone[temperature === 0 ? argmax(row) : draw(row, nextUniform())]++;
     }
     const exact = temperature === 0 ? row.map((_, i) => (i === argmax(row) ? 1 : 0)) : row;
@@ -267,17 +449,26 @@
     ACCEPTED,
     REJECTED,
     DROPPED,
+    chars,
     createModel,
     loadModels,
+    splitHeldOut,
+    vocabularyOf,
+    trainExport,
+    countDigest,
+    bitsPerChar,
     applyTemperature,
     distribution,
     argmax,
     draw,
     residual,
+    acceptProbability,
     speculativeRound,
     targetAlone,
     generate,
     summarise,
+    leviathanSpeedup,
+    leviathanBestK,
     compareNextChar,
     totalVariation,
     mulberry32,

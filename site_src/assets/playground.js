@@ -1,12 +1,11 @@
-// The playground widget: reads the embedded models, drives the controls, draws the rounds.
-// All sampling lives in playground-core.js (loaded first, as window.PlaygroundCore); this file
-// only touches the page.
+// The playground widget: reads the models (assets/playground-models-KIND.js), drives the controls,
+// draws the rounds. All sampling and training lives in playground-core.js (window.PlaygroundCore);
+// this file only touches the page. Other files load with plain <script> elements, which work from
+// file:// as well as from a server.
 (function () {
 "use strict";
-const {
-  ACCEPTED, DROPPED, REJECTED, compareNextChar, loadModels, mulberry32,
-  speculativeRound, summarise, targetAlone,
-} = window.PlaygroundCore;
+const Core = window.PlaygroundCore;
+const { ACCEPTED, DROPPED, REJECTED } = Core;
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -20,18 +19,39 @@ function visible(ch) {
 function spoken(ch) {
   if (ch === " ") return "space";
   if (ch === "\n") return "newline";
+  if (ch === "\t") return "tab";
   return `\u201c${ch}\u201d`;
 }
 
+// The page's CSP forbids style attributes, so custom properties go through the CSSOM ("vars").
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
+    else if (key === "vars") for (const [name, v] of Object.entries(value)) node.style.setProperty(name, v);
     else node.setAttribute(key, value);
   }
   for (const child of children) node.append(child);
   return node;
+}
+
+const fixed = (x, digits) => Number(x).toFixed(digits);
+const percent = (x) => `${(100 * x).toFixed(1)}%`;
+
+// Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
+const loaded = new Map();
+function loadScript(src) {
+  if (!loaded.has(src)) {
+    loaded.set(src, new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = src;
+      script.onload = resolve;
+      script.onerror = () => reject(new Error(`could not load ${src}`));
+      document.head.append(script);
+    }));
+  }
+  return loaded.get(src);
 }
 
 // A span may not carry aria-label (it has no role), so the spoken form is hidden text instead.
@@ -45,13 +65,13 @@ function chip(kind, symbol, text, label) {
 function roundItem(round, number) {
   const item = el("li", { class: "pg-round" });
   item.append(el("span", { class: "pg-round-label", text: `Round ${number}` }));
-  const drafted = el("span", { class: "pg-drafted" },
+  item.append(el("span", { class: "pg-drafted" },
     el("span", { class: "pg-small", text: "drafted " }),
-    el("code", { text: [...round.proposals].map(visible).join("") || "(none)" }));
-  item.append(drafted);
+    el("code", { text: Core.chars(round.proposals).map(visible).join("") || "(none)" })));
   const chips = el("span", { class: "pg-chips" });
+  const proposals = Core.chars(round.proposals);
   round.verdicts.forEach((verdict, i) => {
-    const ch = round.proposals[i];
+    const ch = proposals[i];
     if (verdict === ACCEPTED) {
       chips.append(chip("accepted", "\u2713", visible(ch), `accepted ${spoken(ch)}`));
     } else if (verdict === REJECTED) {
@@ -65,8 +85,61 @@ function roundItem(round, number) {
     chips.append(chip("bonus", "+", visible(round.bonus), `bonus ${spoken(round.bonus)} from the target`));
   }
   item.append(chips);
-  item.append(el("span", { class: "pg-small", text: ` ${round.committed.length} committed` }));
+  item.append(el("span", { class: "pg-small", text: ` ${Core.chars(round.committed).length} committed` }));
   return item;
+}
+
+// p and q as two small bars side by side, with the numbers beside them (the bars are decoration).
+function pairedBars(p, q) {
+  const bar = (cls, v) => el("span", { class: `pg-mini ${cls}`, vars: { "--v": String(Math.max(0, Math.min(1, v))) }, "aria-hidden": "true" });
+  return el("span", { class: "pg-pq" }, bar("pg-mini-p", p), bar("pg-mini-q", q));
+}
+
+// Step mode: every drafted character of the last round with p, q, min(1, p/q) and the draw.
+function stepDetail(round, number) {
+  const table = el("table", { class: "pg-table pg-step-table" });
+  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character, q the draft's` }));
+  const head = el("tr");
+  for (const h of ["Position", "Drafted", "p (target)", "q (draft)", "p and q", "min(1, p/q)", "Draw u", "Verdict"]) {
+    head.append(el("th", { scope: "col", text: h }));
+  }
+  table.append(el("thead", {}, head));
+  const body = el("tbody");
+  const proposals = Core.chars(round.proposals);
+  round.verdicts.forEach((verdict, j) => {
+    const row = el("tr", { "data-verdict": verdict });
+    row.append(el("th", { scope: "row", text: String(j + 1) }));
+    row.append(el("td", {}, el("code", { text: visible(proposals[j]), title: spoken(proposals[j]) })));
+    const check = round.checks[j];
+    if (!check) {
+      row.append(el("td", { colspan: "5", text: "not checked: an earlier character was rejected" }));
+      row.append(el("td", { text: "\u2026 dropped" }));
+    } else {
+      row.append(el("td", { class: "pg-p", text: fixed(check.p, 3) }));
+      row.append(el("td", { class: "pg-q", text: fixed(check.q, 3) }));
+      row.append(el("td", {}, pairedBars(check.p, check.q)));
+      row.append(el("td", { class: "pg-a", text: fixed(check.a, 3) }));
+      const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q, kept for sure" : "none: p = 0")
+        : `${fixed(check.u, 3)} ${check.u < check.a ? "<" : "\u2265"} ${fixed(check.a, 3)}`;
+      row.append(el("td", { class: "pg-u", text: drawText }));
+      row.append(el("td", { text: verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}` }));
+    }
+    body.append(row);
+  });
+  const last = el("tr", { "data-verdict": round.bonus !== null ? "bonus" : "replacement" });
+  last.append(el("th", { scope: "row", text: round.bonus !== null ? String(round.verdicts.length + 1) : "\u2014" }));
+  if (round.bonus !== null) {
+    last.append(el("td", {}, el("code", { text: visible(round.bonus), title: spoken(round.bonus) })));
+    last.append(el("td", { colspan: "5", text: `every check passed: the target's pass gives one more character, drawn with u = ${fixed(round.bonusDraw, 3)}` }));
+    last.append(el("td", { text: "+ bonus" }));
+  } else {
+    last.append(el("td", {}, el("code", { text: visible(round.replacement), title: spoken(round.replacement) })));
+    last.append(el("td", { colspan: "5", text: `drawn from the residual norm(max(0, p \u2212 q)) with u = ${fixed(round.replacementDraw, 3)}` }));
+    last.append(el("td", { text: "replacement" }));
+  }
+  body.append(last);
+  table.append(body);
+  return el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: the last round, check by check" }, table);
 }
 
 function barChart(result, vocab, samples) {
@@ -91,34 +164,23 @@ function barChart(result, vocab, samples) {
   svg.setAttribute("class", "pg-chart");
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", "Next-character frequencies: speculative sampling beside the target alone; the table below gives the numbers.");
+  const shape = (name, attrs) => {
+    const node = document.createElementNS(SVG_NS, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    svg.append(node);
+    return node;
+  };
   bars.forEach((b, n) => {
     const x = 40 + n * band;
-    const add = (cls, value, offset) => {
+    const rect = (cls, value, offset) => {
       const h = (value / top) * height;
-      const rect = document.createElementNS(SVG_NS, "rect");
-      rect.setAttribute("x", String(x + offset));
-      rect.setAttribute("y", String(height - h));
-      rect.setAttribute("width", String(band * 0.38));
-      rect.setAttribute("height", String(h));
-      rect.setAttribute("class", cls);
-      svg.append(rect);
+      shape("rect", { x: x + offset, y: height - h, width: band * 0.38, height: h, class: cls });
     };
-    add("pg-bar-spec", b.spec, band * 0.08);
-    add("pg-bar-alone", b.alone, band * 0.5);
-    const tick = document.createElementNS(SVG_NS, "line");
+    rect("pg-bar-spec", b.spec, band * 0.08);
+    rect("pg-bar-alone", b.alone, band * 0.5);
     const y = height - (b.exact / top) * height;
-    tick.setAttribute("x1", String(x + band * 0.04));
-    tick.setAttribute("x2", String(x + band * 0.92));
-    tick.setAttribute("y1", String(y));
-    tick.setAttribute("y2", String(y));
-    tick.setAttribute("class", "pg-bar-exact");
-    svg.append(tick);
-    const text = document.createElementNS(SVG_NS, "text");
-    text.setAttribute("x", String(x + band / 2));
-    text.setAttribute("y", String(height + 20));
-    text.setAttribute("text-anchor", "middle");
-    text.textContent = b.label;
-    svg.append(text);
+    shape("line", { x1: x + band * 0.04, x2: x + band * 0.92, y1: y, y2: y, class: "pg-bar-exact" });
+    shape("text", { x: x + band / 2, y: height + 20, "text-anchor": "middle" }).textContent = b.label;
   });
   const table = el("table", { class: "pg-table" });
   table.append(el("caption", { text: `Next character after the prompt, ${samples.toLocaleString("en")} draws each` }));
@@ -140,8 +202,8 @@ function barChart(result, vocab, samples) {
 
 function init(root) {
   const data = JSON.parse(document.getElementById("playground-data").textContent);
-  const models = loadModels(data.models);
   const cost = data.cost_model;
+  const c = cost.draft_step / cost.verify_step;
   const $ = (id) => root.querySelector(`#${id}`);
   const form = $("pg-form");
   const prompt = $("pg-prompt");
@@ -153,67 +215,110 @@ function init(root) {
   const output = $("pg-output");
   const roundsList = $("pg-rounds");
   const stats = $("pg-stats");
+  const meter = $("pg-meter");
+  const detail = $("pg-step-detail");
   const greedyBox = $("pg-greedy");
   const live = $("pg-live");
   const checkResult = $("pg-check-result");
+  const trainButton = $("pg-train");
+  const trainProgress = $("pg-train-progress");
+  const trainResult = $("pg-train-result");
 
+  const pairs = {}; // kind -> { target, draft, vocab, source: "build" | "browser" }
   let state;
+  let busy = false;
+  const corpus = () => form.querySelector('input[name="pg-corpus"]:checked').value;
   const mode = () => form.querySelector('input[name="pg-mode"]:checked').value;
   const temperature = () => (mode() === "greedy" ? 0 : Number(tInput.value));
   const k = () => Number(kInput.value);
 
+  async function pairFor(kind) {
+    if (!pairs[kind]) {
+      await loadScript(`assets/playground-models-${kind}.js`);
+      pairs[kind] = { ...Core.loadModels(window.PlaygroundModels[kind]), source: "build" };
+    }
+    return pairs[kind];
+  }
+
   function reset() {
-    state = { prompt: prompt.value, text: "", rounds: [], rng: mulberry32(Number(seedInput.value) >>> 0) };
+    state = { prompt: prompt.value, text: "", marks: [], rounds: [], rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
     roundsList.replaceChildren();
     greedyBox.replaceChildren();
+    detail.replaceChildren();
     render();
   }
 
+  // One summary object feeds the output, the counts, the cost meter and the status line alike.
   function render() {
-    output.replaceChildren(
-      el("span", { class: "pg-prompt-text", text: state.prompt }),
-      el("span", { class: "pg-generated", text: state.text }));
-    const s = summarise(state.rounds, cost);
+    const prose = el("span", { class: "pg-prompt-text", title: "prompt", text: state.prompt });
+    const committed = state.marks.map(([ch, provenance]) => el("span", { class: "pg-c", "data-provenance": provenance, text: ch }));
+    output.replaceChildren(prose, ...committed);
+    const s = Core.summarise(state.rounds, cost);
+    const predicted = s.verified ? Core.leviathanSpeedup(s.acceptance, k(), c) : 0;
     const cells = [
       ["Rounds", String(s.rounds)],
       ["Characters committed", String(s.chars)],
-      ["Characters per round", s.perRound.toFixed(2)],
-      ["Acceptance rate", `${(100 * s.acceptance).toFixed(1)}%`],
-      [`Speedup (round cost ${k()} \u00d7 ${cost.draft_step} + ${cost.verify_step})`, `${s.speedup.toFixed(2)}\u00d7`],
+      ["Characters per round", fixed(s.perRound, 2)],
+      ["Acceptance rate", percent(s.acceptance)],
+      ["Speedup", `${fixed(s.speedup, 2)}\u00d7`],
+      [`Closed form at this acceptance, K = ${k()}`, s.verified ? `${fixed(predicted, 2)}\u00d7` : "\u2014"],
     ];
     stats.replaceChildren(...cells.flatMap(([dt, dd]) => [el("dt", { text: dt }), el("dd", { text: dd })]));
+    const plainWidth = s.plainCost ? 100 : 0;
+    const specWidth = s.plainCost ? (100 * s.cost) / s.plainCost : 0;
+    meter.replaceChildren(
+      el("p", { text: `Speculative: ${s.targetPasses} target passes + ${s.draftSteps} draft steps \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
+      el("div", { class: "pg-meter-bar pg-meter-spec", vars: { "--w": `${Math.min(specWidth, 100)}%` }, "aria-hidden": "true" }),
+      el("p", { text: `Plain decoding of the same ${s.chars} characters: ${s.chars} target passes = ${fixed(s.plainCost, 1)} units.` }),
+      el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": `${plainWidth}%` }, "aria-hidden": "true" }),
+      el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(s.speedup, 2)}\u00d7.` }));
     return s;
+  }
+
+  function statusFor(s) {
+    return `${s.rounds} round${s.rounds === 1 ? "" : "s"} so far, ${s.chars} characters committed, ` +
+      `${fixed(s.perRound, 2)} per round, acceptance ${percent(s.acceptance)}, speedup ${fixed(s.speedup, 2)}\u00d7.`;
   }
 
   function announce(message) {
     live.textContent = message;
   }
 
-  function step(maxRounds) {
+  async function step(oneRound) {
+    if (busy) return;
+    const kind = corpus();
+    const pair = await pairFor(kind);
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
-    const target = state.text.length + (maxRounds ? 0 : data.generate_chars);
+    const goal = Core.chars(state.text).length + data.generate_chars;
+    let round;
     do {
-      const round = speculativeRound({
-        target: models.target, draft: models.draft, vocab: models.vocab,
+      round = Core.speculativeRound({
+        target: pair.target, draft: pair.draft, vocab: pair.vocab,
         context: state.prompt + state.text, k: k(), temperature: temperature(), nextUniform: state.rng,
       });
       state.rounds.push(round);
       state.text += round.committed;
+      const proposals = Core.chars(round.proposals);
+      const accepted = round.verdicts.filter((v) => v === ACCEPTED).length;
+      for (let j = 0; j < accepted; j++) state.marks.push([proposals[j], "accepted"]);
+      if (round.bonus !== null) state.marks.push([round.bonus, "bonus"]);
+      else state.marks.push([round.replacement, "replaced"]);
       fragment.append(roundItem(round, state.rounds.length));
-    } while (!maxRounds ? state.text.length < target : state.rounds.length - before < maxRounds);
+    } while (!oneRound && Core.chars(state.text).length < goal);
     roundsList.append(fragment);
+    detail.replaceChildren(oneRound ? stepDetail(round, state.rounds.length) : "");
     const s = render();
     const added = state.rounds.length - before;
-    let message = `${added} round${added === 1 ? "" : "s"} run; ${s.perRound.toFixed(2)} characters per round, acceptance ${(100 * s.acceptance).toFixed(1)}%, speedup ${s.speedup.toFixed(2)} times.`;
-    if (mode() === "greedy") message += ` ${compareGreedy()}`;
+    let message = `Added ${added} round${added === 1 ? "" : "s"}. ${statusFor(s)}`;
+    if (mode() === "greedy") message += ` ${compareGreedy(pair)}`;
     announce(message);
   }
 
-  function compareGreedy() {
-    const alone = targetAlone({
-      target: models.target, vocab: models.vocab, context: state.prompt,
-      length: state.text.length, temperature: 0,
+  function compareGreedy(pair) {
+    const alone = Core.targetAlone({
+      target: pair.target, vocab: pair.vocab, context: state.prompt,
+      length: Core.chars(state.text).length, temperature: 0,
     });
     const same = alone === state.text;
     greedyBox.replaceChildren(
@@ -226,14 +331,15 @@ function init(root) {
     return same ? "Greedy output is identical to the target alone." : "Greedy output differs from the target alone.";
   }
 
-  function check() {
+  async function check() {
+    const pair = await pairFor(corpus());
     const samples = Math.max(100, Math.min(20000, Number($("pg-samples").value) || 3000));
     const t = temperature();
-    const result = compareNextChar({
-      target: models.target, draft: models.draft, vocab: models.vocab,
-      context: prompt.value, k: k(), temperature: t, samples, nextUniform: mulberry32((Number(seedInput.value) >>> 0) + 1),
+    const result = Core.compareNextChar({
+      target: pair.target, draft: pair.draft, vocab: pair.vocab,
+      context: prompt.value, k: k(), temperature: t, samples, nextUniform: Core.mulberry32((Number(seedInput.value) >>> 0) + 1),
     });
-    const { svg, table } = barChart(result, models.vocab, samples);
+    const { svg, table } = barChart(result, pair.vocab, samples);
     const legend = el("p", { class: "pg-legend" },
       el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (left, solid) ",
       el("span", { class: "pg-key pg-key-alone", "aria-hidden": "true" }), " target alone (right, dashed outline) ",
@@ -245,21 +351,83 @@ function init(root) {
     announce(summary);
   }
 
-  kInput.addEventListener("input", () => { kOut.value = kInput.value; reset(); });
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  // Retrain the chosen pair from the published corpus, level by level, then use it.
+  async function train() {
+    if (busy) return;
+    busy = true;
+    trainButton.disabled = true;
+    const kind = corpus();
+    const facts = data.pairs[kind];
+    try {
+      trainResult.replaceChildren(el("p", { text: `Loading the ${kind} corpus\u2026` }));
+      await loadScript(`assets/corpus/${kind}.js`);
+      const text = window.PlaygroundCorpora[kind];
+      const vocab = Core.vocabularyOf(text);
+      const { train: trainChars, heldOut } = Core.splitHeldOut(text);
+      const steps = facts.orders.target + facts.orders.draft;
+      let done = 0;
+      const lines = el("ul", { class: "pg-train-lines" });
+      trainResult.replaceChildren(el("p", { text: `Counting ${trainChars.length.toLocaleString("en")} training characters.` }), lines);
+      const trained = {};
+      for (const name of ["draft", "target"]) {
+        await pause();
+        const exported = Core.trainExport(trainChars, vocab, facts.orders[name], facts.orders.min_count, () => {
+          done++;
+          trainProgress.value = done / steps;
+        });
+        await pause();
+        const model = Core.createModel(exported, vocab);
+        const bits = Core.bitsPerChar(model, heldOut);
+        const digest = Core.countDigest(exported);
+        const same = digest === facts.digests[name];
+        trained[name] = model;
+        lines.append(el("li", { "data-model": name, "data-digest": digest, "data-same": String(same),
+          text: `${name}: ${fixed(bits, 2)} bits per character on held-out text (build: ${fixed(facts.bits_per_char[name], 2)}); ` +
+            `count digest ${digest} ${same ? "\u2713 equals the build's" : `\u2717 differs from the build's ${facts.digests[name]}`}.` }));
+        trainProgress.value = done / steps;
+      }
+      pairs[kind] = { target: trained.target, draft: trained.draft, vocab: Core.chars(vocab), source: "browser" };
+      trainResult.append(el("p", { class: "pg-train-done", text: `Generation now uses the ${kind} pair trained in this browser.` }));
+      announce(`Trained the ${kind} pair here; generation now uses it.`);
+      reset();
+    } catch (error) {
+      trainResult.replaceChildren(el("p", { class: "pg-verdict-bad", text: `Training failed: ${error.message}` }));
+    } finally {
+      busy = false;
+      trainButton.disabled = false;
+    }
+  }
+
+  function showExamples() {
+    for (const button of root.querySelectorAll("[data-prompt]")) button.hidden = button.dataset.kind !== corpus();
+  }
+
+  kInput.addEventListener("input", () => { kOut.value = kInput.value; reset(); announce(`K is ${kInput.value}. Output cleared.`); });
   tInput.addEventListener("input", () => { tOut.value = Number(tInput.value).toFixed(1); });
   form.addEventListener("change", (event) => {
     if (event.target.name === "pg-mode") {
       tInput.disabled = mode() === "greedy";
       reset();
       announce(`Mode: ${mode()}. Output cleared.`);
+    } else if (event.target.name === "pg-corpus") {
+      const kind = corpus();
+      prompt.value = data.pairs[kind].prompts[0];
+      kInput.value = String(data.pairs[kind].measurements.best_k);
+      kOut.value = kInput.value;
+      showExamples();
+      reset();
+      pairFor(kind).then(() => announce(`Corpus: ${kind}. Output cleared.`));
     }
   });
   prompt.addEventListener("change", reset);
   seedInput.addEventListener("change", reset);
-  form.addEventListener("submit", (event) => { event.preventDefault(); step(0); });
-  $("pg-step").addEventListener("click", () => step(1));
-  $("pg-reset").addEventListener("click", () => { reset(); announce("Output cleared."); });
+  form.addEventListener("submit", (event) => { event.preventDefault(); step(false); });
+  $("pg-step").addEventListener("click", () => step(true));
+  $("pg-reset").addEventListener("click", () => { reset(); announce("Output cleared. 0 rounds so far."); });
   $("pg-check").addEventListener("click", check);
+  trainButton.addEventListener("click", train);
   for (const button of root.querySelectorAll("[data-prompt]")) {
     button.addEventListener("click", () => {
       prompt.value = button.dataset.prompt;
@@ -270,6 +438,7 @@ function init(root) {
   }
   kOut.value = kInput.value;
   tOut.value = Number(tInput.value).toFixed(1);
+  showExamples();
   root.querySelector(".pg-widget").hidden = false;
   for (const node of root.querySelectorAll(".pg-nojs")) node.hidden = true;
   reset();

@@ -1,0 +1,131 @@
+"""Where the playground's two corpora come from, read and checked before any training.
+
+A corpus is either files written for the project (a glob relative to the folder of site.yaml) or
+files of an installed package, pinned to an exact version in pyproject.toml, so that a build
+reads the very same bytes on every machine. Text that others wrote is never copied into the
+repository. Anything a model cannot be trained on stops the build with one line naming the file.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ..errors import UserError
+
+MIN_CHARS = 1000  # below this there is nothing to hold out and nothing to learn
+
+
+class CorpusError(UserError):
+    pass
+
+
+@dataclass(frozen=True)
+class Source:
+    """One corpus file as read: where it lives (for error messages and the README) and its text."""
+
+    path: str
+    text: str
+
+
+def locate(package: str, files: str, base: Path, place: str) -> list[Path]:
+    """The files a corpus setting names, sorted by their path inside the package or folder."""
+    if not package:
+        found = sorted(p for p in base.glob(files) if p.is_file()) if files else []
+        if not found:
+            raise CorpusError(f"{base / files}: {place}: no such corpus file")
+        return found
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise CorpusError(f"{place}: the package {package!r} is not installed (pip install -e . installs it)") from None
+    matched = sorted((f for f in dist.files or () if fnmatch(str(f), files)), key=str)
+    paths = [Path(f.locate()) for f in matched]
+    if not paths:
+        raise CorpusError(f"{place}: package {package} has no file matching {files!r}")
+    return paths
+
+
+def read_text(path: Path, place: str) -> str:
+    """The file as text, refusing what no character model should be trained on."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"{path}: {place}: cannot read the corpus file: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        raise CorpusError(f"{path}: {place}: binary data (a NUL byte) in a corpus file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path}: {place}: not UTF-8 (byte {exc.start})") from None
+    text = text.replace("\r\n", "\n")
+    if not text.strip():
+        raise CorpusError(f"{path}: {place}: the corpus file is empty")
+    if len(set(text)) < 2:
+        raise CorpusError(f"{path}: {place}: the corpus file holds a single distinct character")
+    bad = [c for c in set(text) if (ord(c) < 32 and c not in "\n\t") or 0xD800 <= ord(c) <= 0xDFFF]
+    if bad:
+        raise CorpusError(f"{path}: {place}: control character U+{ord(min(bad)):04X} in a corpus file")
+    return text
+
+
+def bible_books(path: Path, place: str, books: tuple[int, ...]) -> str:
+    """Chosen books of a pythonbible text module, one chapter per line.
+
+    The module holds the whole text as one string literal followed by a dict of each verse's
+    start offset keyed book * 10^6 + chapter * 10^3 + verse. The text uses ` for an apostrophe
+    (written here as ') and square brackets around words the translators supplied (dropped here,
+    keeping the words), and a verse opening with a bracket follows its predecessor with no space.
+    """
+    source = read_text(path, place)
+    try:
+        start = source.index('"""') + 3
+        end = source.index('"""', start)
+        table_end = source.index("}", end)
+    except ValueError:
+        raise CorpusError(f"{path}: {place}: not a pythonbible text module") from None
+    text = source[start:end]
+    offsets = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^\s+(\d+): (\d+),$", source[end:table_end], re.M)}
+    starts: list[tuple[int, int]] = []  # (chapter id, offset of its first verse), in text order
+    for key in sorted(offsets):
+        if not starts or starts[-1][0] != key // 1000:
+            starts.append((key // 1000, offsets[key]))
+    chapters = []
+    for book in books:
+        found = [i for i, (chapter, _) in enumerate(starts) if chapter // 1000 == book]
+        if not found:
+            raise CorpusError(f"{path}: {place}: no book {book} in this text")
+        for i in found:
+            last = starts[i + 1][1] if i + 1 < len(starts) else len(text)
+            chapter = text[starts[i][1]:last].replace("`", "'").replace("[", " ").replace("]", "")
+            chapters.append(" ".join(chapter.split()))
+    return "\n".join(chapters) + "\n"
+
+
+def load_sources(package: str, files: str, books: tuple[int, ...], base: Path, place: str) -> tuple[str, list[Source]]:
+    """The corpus text (files joined in path order) and the files it came from."""
+    paths = locate(package, files, base, place)
+    sources = []
+    for path in paths:
+        text = bible_books(path, place, books) if books else read_text(path, place)
+        sources.append(Source(str(path), text))
+    text = "".join(s.text if s.text.endswith("\n") else s.text + "\n" for s in sources)
+    if len(text) < MIN_CHARS:
+        raise CorpusError(f"{paths[0]}: {place}: {len(text)} characters, fewer than the {MIN_CHARS} a model needs")
+    return text, sources
+
+
+def licence_text(package: str) -> str | None:
+    """The licence file a package ships, published beside its corpus; None for files of the project."""
+    if not package:
+        return None
+    try:
+        files = importlib.metadata.distribution(package).files or ()
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in sorted(files, key=str):
+        if "LICEN" in f.name.upper():
+            return Path(f.locate()).read_text(encoding="utf-8")
+    return None
