@@ -7,13 +7,11 @@ profiles file and what in it to change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
 from .engine import Frame, run_round
 from .profiles import DataError, Profiles
-from .readers import read_text
 
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
 # The facts layer finds them with these same rules, so the check and the pages cannot drift apart.
@@ -53,27 +51,3 @@ def check_profiles(profiles: Profiles, authored_seed: int) -> None:
             f"{profiles.source}: drafts, field proposals: no draft's authored round shows {wanted}, which the "
             f"pages walk through; change a proposal so that one does"
         )
-
-
-MIN_CORPUS_CHARS = 1000
-MIN_HELD_OUT_CHARS = 50
-
-
-def check_corpus(corpus: Path, setting: str) -> None:
-    """The playground's corpus folder holds one UTF-8 text per kind, long enough to train on and to hold a
-    tenth out for measuring; `setting` names where site.yaml points at the folder."""
-    from .playground.ngram import KINDS, split_held_out
-
-    if not corpus.is_dir():
-        raise DataError(f"{setting}: {corpus} is not a folder")
-    for kind in KINDS:
-        path = corpus / f"{kind}.txt"
-        if not path.is_file():
-            raise DataError(f"{path}: missing: the playground trains on one {kind}.txt in {corpus}")
-        text = read_text(path, "corpus file")
-        held_out = split_held_out(text)[1]
-        if len(text) < MIN_CORPUS_CHARS or len(held_out) < MIN_HELD_OUT_CHARS:
-            raise DataError(
-                f"{path}: too short to train and measure on: {len(text)} characters, {len(held_out)} of them in the "
-                f"last tenth held out (cut at a line start); needs at least {MIN_CORPUS_CHARS} and {MIN_HELD_OUT_CHARS}"
-            )

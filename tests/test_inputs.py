@@ -162,10 +162,26 @@ def test_site_yaml_numbers_are_range_checked(case, project, monkeypatch, capsys)
     refuses(project, monkeypatch, capsys, f"data/site.yaml: {place}: ")
 
 
+def use_a_corpus_file(project: Path, text: str) -> None:
+    """Point playground.prose at data/corpus/prose.txt, a file the person writes, holding text."""
+    (project / "data" / "corpus" / "prose.txt").write_text(text, encoding="utf-8")
+    site = project / "data" / "site.yaml"
+    lines = site.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines.index("  prose:\n")
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("    "))
+    site.write_text("".join(lines[:start] + ["  prose:\n", "    files: corpus/prose.txt\n"] + lines[end:]), encoding="utf-8")
+
+
 def test_an_empty_corpus_file_is_named(project, monkeypatch, capsys):
-    (project / "data" / "corpus" / "prose.txt").write_text("")
-    line = refuses(project, monkeypatch, capsys, "data/corpus/prose.txt: too short")
-    assert "0 characters" in line
+    use_a_corpus_file(project, "")
+    line = refuses(project, monkeypatch, capsys, "data/corpus/prose.txt: playground.prose: the corpus file is empty")
+    assert line.startswith("error: ")
+
+
+def test_a_short_corpus_file_is_named(project, monkeypatch, capsys):
+    use_a_corpus_file(project, "A few words, not enough to learn from.\n")
+    line = refuses(project, monkeypatch, capsys, "data/corpus/prose.txt: playground.prose: too short")
+    assert "39 characters" in line
 
 
 # --- item 7: two pages, one output file -------------------------------------------------------

@@ -14,9 +14,22 @@ from generator.analysis import chi_square_p_value, leviathan_speedup, residual_r
 from generator.build import load_inputs
 from generator.engine import Verdict
 from generator.playground.corpus import CorpusError, load_sources, read_text
-from generator.playground.ngram import KINDS, PROSE, Model, count_digest, encode, make_corpus, split_held_out, train_export
+from generator.playground.ngram import (
+    KINDS,
+    PROSE,
+    Model,
+    encode,
+    make_corpus,
+    split_held_out,
+    train_export,
+)
 from generator.playground.sampler import (
-    ACCEPTED, DROPPED, REJECTED, speculative_round, target_alone, temper_rows,
+    ACCEPTED,
+    DROPPED,
+    REJECTED,
+    speculative_round,
+    target_alone,
+    temper_rows,
 )
 from support import copy_project
 
@@ -453,7 +466,7 @@ def test_parity_vectors_replay_exactly_in_python(built):
         assert len(vectors["cases"]) >= 16
         for case in vectors["cases"]:
             draws = iter(case["uniforms"])
-            r = speculative_round(target, draft, case["context"], case["k"], case["temperature"], lambda: next(draws))
+            r = speculative_round(target, draft, case["context"], case["k"], case["temperature"], draws.__next__)
             assert next(draws, None) is None
             assert (r.verdicts, r.replacement, r.bonus, r.committed) == (
                 case["verdicts"], case["replacement"], case["bonus"], case["committed"])

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import UserError
 
-MIN_CHARS = 1000  # below this there is nothing to hold out and nothing to learn
+MIN_CHARS = 1000  # below this there is nothing to learn
+MIN_HELD_OUT_CHARS = 50  # and below this, nothing to measure on
 
 
 class CorpusError(UserError):
@@ -112,8 +113,14 @@ def load_sources(package: str, files: str, books: tuple[int, ...], base: Path, p
         text = bible_books(path, place, books) if books else read_text(path, place)
         sources.append(Source(str(path), text))
     text = "".join(s.text if s.text.endswith("\n") else s.text + "\n" for s in sources)
-    if len(text) < MIN_CHARS:
-        raise CorpusError(f"{paths[0]}: {place}: {len(text)} characters, fewer than the {MIN_CHARS} a model needs")
+    from .ngram import split_held_out
+
+    held_out = split_held_out(text)[1]
+    if len(text) < MIN_CHARS or len(held_out) < MIN_HELD_OUT_CHARS:
+        raise CorpusError(
+            f"{paths[0]}: {place}: too short to train and measure on: {len(text)} characters, {len(held_out)} of them "
+            f"in the last tenth held out (cut at a line start); needs at least {MIN_CHARS} and {MIN_HELD_OUT_CHARS}"
+        )
     return text, sources
 
 
