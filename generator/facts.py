@@ -54,6 +54,7 @@ class ProfileFacts:
     positions: tuple[PositionFacts, ...]
     frame_count_bounds: tuple[int, int]
     convergence: ConvergenceCase
+    error_slope: float  # the mean fitted log-log slope of the error curves of its positions (about -0.5)
 
     @property
     def frame_count_fixed(self) -> bool:
@@ -97,6 +98,7 @@ class ConvergenceFacts:
     authored: tuple[ConvergenceCase, ...]
     random: tuple[ConvergenceCase, ...]
     random_slowest: tuple[PositionCheck, ...]  # each random case's position furthest from its target
+    random_error_slope: float  # the mean fitted log-log slope of those positions' error curves
     tests: int
     family_alpha: float
     threshold: float
@@ -303,7 +305,18 @@ def profile_facts(
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
+        error_slope=mean_loglog_slope([c.error_curve for c in convergence.checks]),
     )
+
+
+def mean_loglog_slope(curves) -> float:
+    """The mean over error curves of the least-squares slope of log(error) against log(samples)."""
+    slopes = []
+    for curve in curves:
+        points = [(n, e) for n, e in curve if n > 0 and e > 0]
+        if len(points) >= 2:
+            slopes.append(np.polyfit(np.log10([n for n, _ in points]), np.log10([e for _, e in points]), 1)[0])
+    return float(np.mean(slopes)) if slopes else math.nan
 
 
 def identity_facts(profiles: Profiles, config: SiteConfig) -> IdentityFacts:
@@ -348,9 +361,11 @@ def convergence_facts(profiles: Profiles, config: SiteConfig) -> ConvergenceFact
     family_alpha = mc.family_alpha
     threshold = family_alpha / tests
     random = results[len(profiles.drafts):]
+    slowest = tuple(max(case.checks, key=lambda c: c.total_variation) for case in random)
     return ConvergenceFacts(
         rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
-        random_slowest=tuple(max(case.checks, key=lambda c: c.total_variation) for case in random),
+        random_slowest=slowest,
+        random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
         tests=tests, family_alpha=family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),

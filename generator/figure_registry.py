@@ -58,6 +58,7 @@ def _profile_bars(facts: Facts, p: ProfileFacts) -> dict:
         tokens=facts.tokens, target_rows=[v.target for v in p.positions],
         draft_rows=[v.draft for v in p.positions if not v.is_bonus],
         proposals=[v.proposal for v in p.positions if not v.is_bonus], title=p.name,
+        accept_probabilities=[v.proposal_accept_probability for v in p.positions if not v.is_bonus],
     )
 
 
@@ -74,7 +75,7 @@ def _error_vs_samples(facts: Facts, p: ProfileFacts) -> dict:
     labels = _labels(facts)
     return dict(
         series=[(labels[c.position - 1], list(c.error_curve)) for c in p.convergence.checks],
-        title=f"{p.name}: distance to the target",
+        title=f"{p.name}: distance to the target", slope=p.error_slope,
     )
 
 
@@ -83,12 +84,13 @@ def _error_vs_samples_random(facts: Facts) -> dict:
     return dict(
         series=[(case.id.replace("-", " "), list(check.error_curve))
                 for case, check in zip(conv.random, conv.random_slowest)],
-        title="Random profiles: the slowest position of each",
+        title="Random profiles: the slowest position of each", slope=conv.random_error_slope,
     )
 
 
 def _round_lengths(facts: Facts) -> dict:
-    return dict(series=[(p.name, [prob for _, prob in p.round_lengths]) for p in facts.profiles], k=facts.k)
+    return dict(series=[(p.name, [prob for _, prob in p.round_lengths]) for p in facts.profiles], k=facts.k,
+                expected=[p.expected_tokens for p in facts.profiles])
 
 
 def _acceptance(facts: Facts) -> dict:
@@ -107,7 +109,7 @@ def _roofline(facts: Facts) -> dict:
     r = facts.roofline
     return dict(
         positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
-        compute_ms=r.compute_ms_per_position, model_label=r.model_label,
+        compute_ms=r.compute_ms_per_position, model_label=r.model_label, knee=r.crossover_positions,
     )
 
 

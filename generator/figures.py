@@ -554,8 +554,11 @@ def profile_bars(
     draft_rows: Sequence[Sequence[Number]],
     proposals: Sequence[int | str],
     title: str,
+    accept_probabilities: Sequence[Number],
 ) -> Figure:
     """One small panel per position, so the reader compares two bars for the same token rather than two curves.
+
+    accept_probabilities are min(1, p/q) of each position's proposal, as the analysis computed them.
 
     Target bars are filled, draft bars outlined and the proposed token's draft bar hatched and
     marked, so none of the three relies on colour. The bonus position has only the target.
@@ -624,16 +627,15 @@ def profile_bars(
     said = []
     sure, never = [], []
     for i, p in enumerate(props):
-        t, d = target_rows[i][p], draft_rows[i][p]
-        if float(t) >= float(d):
+        t, d, a = target_rows[i][p], draft_rows[i][p], accept_probabilities[i]
+        if a == 1:
             verdict = "so it is always accepted"
             sure.append(i + 1)
-        elif float(t) == 0:
+        elif a == 0:
             verdict = "so it is always rejected"
             never.append(i + 1)
         else:
-            ratio = Fraction(t) / Fraction(d) if all(isinstance(v, (int, Fraction)) for v in (t, d)) else float(t) / float(d)
-            verdict = f"so it is accepted with probability {_exact(ratio)}"
+            verdict = f"so it is accepted with probability {_exact(a)}"
         said.append(
             f"position {i + 1}: the draft proposes {_q(tokens[p])}, which it gives {_exact(d)} "
             f"and the target {_exact(t)}, {verdict}"
@@ -780,8 +782,11 @@ def error_vs_samples(
     name: str,
     series: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
     title: str,
+    slope: float | None = None,
 ) -> Figure:
     """Log-log, so 1/sqrt(n) is a straight line the reader can hold each curve against.
+
+    slope is the curves' mean fitted log-log slope, as the analysis computed it; None leaves it unsaid.
 
     Up to MANY series share one chart; more are drawn as small multiples, each panel showing one
     series in colour over the others in grey, so a reader can follow every line.
@@ -798,8 +803,6 @@ def error_vs_samples(
     hi = max(n for n, _ in everything)
     lo_e = min(min(e for _, e in everything), scale / math.sqrt(hi))
     hi_e = max(max(e for _, e in everything), scale / math.sqrt(lo))
-    slopes = [np.polyfit(np.log10([n for n, _ in p]), np.log10([e for _, e in p]), 1)[0]
-              for _, p in clean if len(p) >= 2]
     guide_n = np.geomspace(lo, hi, 12)
     drawn = [(label, pts) for label, pts in clean if pts]
 
@@ -874,8 +877,8 @@ def error_vs_samples(
         + "; ".join(described) + "."
     )
     caption = "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, the dashed 1/\u221an guide."
-    if slopes:
-        caption += f" The fitted log-log slope, averaged over the {len(slopes)} curves, is {_signed(float(np.mean(slopes)))}, against the guide's \u22120.5."
+    if slope is not None:
+        caption += f" The fitted log-log slope, averaged over the curves, is {_signed(slope)}, against the guide's \u22120.5."
     return Figure(name, svg, alt, caption)
 
 
@@ -886,12 +889,16 @@ def round_length_distribution(
     name: str,
     series: Sequence[tuple[str, Sequence[Number]]],
     k: int,
+    expected: Sequence[Number],
 ) -> Figure:
-    """Grouped bars of P(N = n), with each profile's expected N marked, since the mean is what the speedup uses."""
+    """Grouped bars of P(N = n), with each profile's expected N marked, since the mean is what the speedup uses.
+
+    expected holds each series' E[N], as the analysis computed it.
+    """
     m = len(series)
     n_values = np.arange(1, k + 2)
     width = 0.8 / m
-    means = [sum(n * float(p) for n, p in zip(n_values, probs)) for _, probs in series]
+    means = [float(e) for e in expected]
     top = max(float(p) for _, probs in series for p in probs)
     lane = 0.16 * top
     ymax = top * 1.08 + lane * (m + 0.4)
@@ -1056,20 +1063,20 @@ def roofline(
     memory_ms: Number | Sequence[Number],
     compute_ms: Number | Sequence[Number],
     model_label: str,
+    knee: Number | None = None,
 ) -> Figure:
     """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
 
     memory_ms is the weight-reading floor (one number or one per position); compute_ms is either
     the compute time per scored position (one number, giving a straight slope) or one per position.
+    knee is where compute overtakes memory, as the analysis computed it; None draws no knee.
     """
     pos = [int(p) for p in positions]
     times = [float(t) for t in times_ms]
     floor = [float(v) for v in memory_ms] if isinstance(memory_ms, Sequence) else [float(memory_ms)] * len(pos)
     slope = ([float(v) for v in compute_ms] if isinstance(compute_ms, Sequence)
              else [float(compute_ms) * p for p in pos])
-    crossing = next((p for p, f, c in zip(pos, floor, slope) if c >= f), None)
-    if not isinstance(memory_ms, Sequence) and not isinstance(compute_ms, Sequence) and float(compute_ms) > 0:
-        crossing = float(memory_ms) / float(compute_ms)
+    crossing = None if knee is None else float(knee)
     flat = max(i for i, t in enumerate(times) if t <= 1.1 * times[0])
 
     def draw(fig: _Canvas) -> None:

@@ -156,7 +156,8 @@ LAYERS = {  # module -> the generator modules it may import
     "analysis": {"engine"},
     "facts": {"analysis", "config", "engine", "profiles", "requirements"},
     "views": {"engine", "facts"},
-    "figures": set(),
+    "palette": set(),
+    "figures": {"palette"},
     "figure_registry": {"cache", "facts", "figures"},
 }
 

@@ -75,8 +75,14 @@ TIMES = [max(MEMORY_MS, COMPUTE_MS * p) + 0.4 for p in POSITIONS]
 MODEL = "7B parameters in 16-bit, 1 TB/s, 100 TFLOP/s"
 
 
+def accept_probabilities(proposals=DIVERGENT_PROPOSALS):
+    """min(1, p/q) of each proposal: what the analysis hands the figure."""
+    return [min(F(1), TARGET[i][x] / DIVERGENT[i][x]) for i, x in enumerate(proposals)]
+
+
 def profile():
-    return figures.profile_bars("profile-divergent", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft")
+    return figures.profile_bars("profile-divergent", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft",
+                                accept_probabilities())
 
 
 def convergence():
@@ -85,14 +91,18 @@ def convergence():
 
 
 def error():
-    return figures.error_vs_samples("error", ERROR_SERIES, "Monte Carlo error")
+    return figures.error_vs_samples("error", ERROR_SERIES, "Monte Carlo error", slope=-0.51)
 
 
 def round_lengths():
     return figures.round_length_distribution("round-length", [
         ("aligned", round_length_distribution(ALIGNED_ALPHAS)),
         ("divergent", round_length_distribution(DIVERGENT_ALPHAS)),
-    ], 5)
+    ], 5, [expected_tokens(ALIGNED_ALPHAS), expected_tokens(DIVERGENT_ALPHAS)])
+
+
+def expected_tokens(alphas):
+    return sum(n * p for n, p in enumerate(round_length_distribution(alphas), 1))
 
 
 def speedup():
@@ -100,7 +110,7 @@ def speedup():
 
 
 def roofline():
-    return figures.roofline("roofline", POSITIONS, TIMES, MEMORY_MS, COMPUTE_MS, MODEL)
+    return figures.roofline("roofline", POSITIONS, TIMES, MEMORY_MS, COMPUTE_MS, MODEL, knee=MEMORY_MS / COMPUTE_MS)
 
 
 def acceptance():
@@ -195,8 +205,10 @@ def test_profile_marks_the_proposal_in_words_not_only_colour(drawn):
 
 
 def test_profile_accepts_proposals_given_as_token_labels():
-    by_label = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, ["the", "cat", "a", "on", "the"], "A divergent draft")
-    by_index = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft")
+    by_label = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, ["the", "cat", "a", "on", "the"], "A divergent draft",
+                                    accept_probabilities())
+    by_index = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft",
+                                    accept_probabilities())
     assert by_label == by_index
 
 
