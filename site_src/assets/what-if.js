@@ -184,7 +184,10 @@
       table.append(el("tfoot", {}, foot));
 
       const box = el("div", { class: "table-scroll wi-scroll", role: "region", tabindex: 0, "aria-label": `${title}, editable` }, table);
-      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, moveControl(i, bonus));
+      const picture = el("figure", { class: "wi-curve wi-position-figure" },
+        el("div", { "data-wi": "position-picture" }),
+        el("figcaption", { "data-wi": "position-caption" }));
+      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, moveControl(i, bonus), picture);
       refreshPanel();
     }
 
@@ -260,6 +263,7 @@
         if (!good) cell.append(el("span", { class: "tag wi-bad", text: "not 1" }));
       };
       sumCell("target", t);
+      drawPositionPicture(i, ok(t) ? t : null, d && ok(d) ? d : null);
       if (!d) return;
       sumCell("draft", d);
       const rows = ui.panel.querySelectorAll("tbody tr");
@@ -274,6 +278,59 @@
       const overlapSum = ui.panel.querySelector('[data-sum="overlap"]');
       overlapSum.textContent = overlap ? W.format(W.sum(overlap)) : "?";
       ui.panel.querySelector('[data-sum="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : "1";
+    }
+
+    // The per-position picture: the target's and the draft's probability of every token, side by side.
+    function drawPositionPicture(i, t, d) {
+      const holder = ui.panel.querySelector('[data-wi="position-picture"]');
+      const caption = ui.panel.querySelector('[data-wi="position-caption"]');
+      if (!holder || !t || (i < positions() && !d)) return; // a cell that is not a fraction: keep the last picture
+      const tokens = working.tokens;
+      const drafted = d !== null && i < positions();
+      const proposed = drafted ? tokens.indexOf(working.proposals[i]) : -1;
+      const width = 331;
+      const height = 190;
+      const left = 34;
+      const right = 6;
+      const top = 26;
+      const bottom = 40;
+      const values = [...t, ...(drafted ? d : [])].map((f) => W.toNumber(f));
+      const yMax = Math.max(0.5, Math.ceil(Math.max(...values) * 4) / 4);
+      const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
+      const band = (width - left - right) / tokens.length;
+      const barWidth = Math.min(18, (band - 6) / (drafted ? 2 : 1));
+      const described = tokens.map((tok, j) => `${tok}: p ${W.format(t[j])}${drafted ? `, q ${W.format(d[j])}` : ""}`).join("; ");
+      const title = drafted ? `${positionLabel(i)}: target p and draft q by token` : `${positionLabel(i)}: target p by token`;
+      const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "wi-chart", role: "img", "aria-label": `${title}. ${described}.` });
+      const defs = svg("defs");
+      const pattern = svg("pattern", { id: "wi-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" });
+      pattern.append(svg("line", { x1: 0, y1: 0, x2: 0, y2: 5, class: "wi-hatch-line" }));
+      defs.append(pattern);
+      root.append(defs);
+      for (let v = 0; v <= yMax + 1e-9; v += 0.25) {
+        root.append(svg("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: "wi-grid" }));
+        root.append(svg("text", { x: left - 5, y: y(v) + 4, class: "wi-axis-label", "text-anchor": "end" }, String(v)));
+      }
+      tokens.forEach((tok, j) => {
+        const x0 = left + band * j + band / 2;
+        const bars = drafted ? [[t[j], "wi-bar-target", -barWidth], [d[j], "wi-bar-draft", 0]] : [[t[j], "wi-bar-target", -barWidth / 2]];
+        for (const [f, cls, dx] of bars) {
+          const v = W.toNumber(f);
+          root.append(svg("rect", { x: x0 + dx, y: y(v), width: barWidth, height: Math.max(0, y(0) - y(v)), class: cls }));
+        }
+        root.append(svg("text", { x: x0, y: height - bottom + 15, class: `wi-axis-label${j === proposed ? " wi-proposed-label" : ""}`, "text-anchor": "middle" }, tok));
+        if (j === proposed) root.append(svg("text", { x: x0, y: height - bottom + 30, class: "wi-proposed-label", "text-anchor": "middle" }, "\u25b2 proposed"));
+      });
+      root.append(svg("rect", { x: left, y: 4, width: 12, height: 12, class: "wi-bar-target" }));
+      root.append(svg("text", { x: left + 17, y: 14, class: "wi-axis-label" }, "target p"));
+      if (drafted) {
+        root.append(svg("rect", { x: left + 95, y: 4, width: 12, height: 12, class: "wi-bar-draft" }));
+        root.append(svg("text", { x: left + 112, y: 14, class: "wi-axis-label" }, "draft q (hatched)"));
+      }
+      holder.replaceChildren(root);
+      caption.textContent = drafted
+        ? `${title}: solid bars are the target, hatched bars the draft; where a hatched bar stands taller, the draft over-proposes that token and some of those proposals are rejected.`
+        : `${title}: the distribution the bonus token is drawn from.`;
     }
 
     // --- the results -----------------------------------------------------------------------------
@@ -466,7 +523,7 @@
     }
 
     function drawCurve(curve, best, chosen, label) {
-      const width = 320;
+      const width = 331;
       const height = 200;
       const left = 40;
       const right = 12;

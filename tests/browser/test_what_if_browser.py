@@ -151,6 +151,8 @@ def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page
     assert readouts(page) == before, "an invalid row must not change the results"
     cell(page, "target", "cat").fill("5/8")
     assert error_text(page) == ""
+    picture = page.locator('#what-if [data-wi="position-picture"] svg').get_attribute("aria-label")
+    assert picture.startswith("Position 2: target p and draft q by token") and "the: p 0, q 1/4; cat: p 5/8, q 3/8" in picture
     state = current_state(page)
     assert state["target"][1][:2] == ["0", "5/8"]
     got = assert_matches_engine(page, tmp_path)
@@ -294,7 +296,7 @@ def test_the_calculator_matches_the_closed_form_and_best_k(page):
     best = analysis.best_draft_length(alpha, c, 16)
     assert got["calc-best-k"] == str(best)
     assert got["calc-best-speedup"] == str(analysis.leviathan_speedup(alpha, best, c))
-    assert f"best K = {best}" in page.locator("#what-if svg").text_content()
+    assert f"best K = {best}" in page.locator('#what-if [data-wi="calc-curve"] svg').text_content()
     page.focus("#wi-calc-alpha")
     page.keyboard.press("ArrowLeft")
     assert readouts(page)["calc-speedup"] == str(analysis.leviathan_speedup(Fraction(79, 100), 7, c))
