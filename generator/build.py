@@ -166,7 +166,7 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
 
 def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
     """Train and measure the playground's two model pairs, or reuse them: only the corpora, settings and code matter."""
-    if "playground" not in config.pages:
+    if "playground" not in (*config.pages, *config.appendix):
         return None
     from .playground.corpus import licence_text, load_sources
     from .playground.ngram import KINDS
@@ -357,7 +357,7 @@ def render_site(
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
     md = markdown_renderer()
-    pages = load_pages(site_src / "pages", config.pages, config.source)
+    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
     site = site_view(facts, config.title, plan)
     variables = {
         "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,

@@ -111,7 +111,8 @@ class Playground:
 class SiteConfig:
     title: str = "Speculative decoding, exactly"
     profiles: str = "profiles.v1.json"
-    pages: tuple[str, ...] = ()
+    pages: tuple[str, ...] = ()  # the main reading path
+    appendix: tuple[str, ...] = ()  # proofs and checks in full, listed after the main path
     seeds: Seeds = field(default_factory=Seeds)
     monte_carlo: MonteCarlo = field(default_factory=MonteCarlo)
     roofline: Roofline = field(default_factory=Roofline)

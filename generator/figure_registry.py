@@ -113,7 +113,15 @@ def _roofline(facts: Facts) -> dict:
     )
 
 
+def _timeline(facts: Facts) -> dict:
+    return dict(
+        draft_step=facts.draft_step, verify_step=facts.verify_step, round_cost=facts.round_cost, k=facts.k,
+        rounds=[(p.name, [facts.tokens[t] for t in p.authored_round.committed]) for p in facts.profiles],
+    )
+
+
 REGISTRY: tuple[FigureSpec, ...] = (
+    FigureSpec("timeline", "timeline", "site", _timeline),
     FigureSpec("profile", "profile_bars", "profile", _profile_bars),
     FigureSpec("convergence", "convergence_histograms", "profile", _convergence),
     FigureSpec("error-vs-samples", "error_vs_samples", "profile", _error_vs_samples),

@@ -1187,3 +1187,95 @@ def acceptance_bars(
         + "; ".join(ranges)[0].upper() + "; ".join(ranges)[1:] + "."
     )
     return Figure(name, svg, alt, caption)
+
+
+# --- 8. the opening picture: plain decoding against speculative rounds on one clock -------------
+
+
+def _single_margin_right(ax) -> float:
+    """Inches between an axes' right edge and the figure's, as _single_layout left it."""
+    return WIDTH * (1 - ax.get_position().x1)
+
+
+def timeline(
+    name: str,
+    draft_step: Number,
+    verify_step: Number,
+    round_cost: Number,
+    k: int,
+    rounds: Sequence[tuple[str, Sequence[str]]],
+) -> Figure:
+    """Lanes on one wall-clock axis, in target passes: plain decoding on top, then one round of each draft.
+
+    `rounds` holds, per draft, its name and the tokens its worked round commits. A plain pass costs
+    `verify_step`; a speculative round is `k` draft steps of `draft_step` and one checking pass of
+    `verify_step`, `round_cost` in all. The plain lane runs until it has committed as many tokens as the
+    best round, so the reader sees how long plain decoding needs for what one round commits.
+    """
+    most = max(len(toks) for _, toks in rounds)
+    pass_w, step_w, end = float(verify_step), float(draft_step), float(round_cost)
+    horizon = pass_w * most
+    lanes = 1 + len(rounds)
+    block, bar, above = 0.62, 0.24, 0.06  # inches per lane, bar height, gap between bar and its label
+    plot_height = lanes * block
+
+    def bottom_of(lane: int) -> float:
+        return plot_height - (lane + 1) * block + 0.08
+
+    def draw(fig: _Canvas) -> None:
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, horizon)
+        ax.set_ylim(0, plot_height)
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        ax.xaxis.set_major_locator(MultipleLocator(pass_w))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel("time, in target passes")
+        ax.grid(axis="x", zorder=0)
+        ax.set_axisbelow(True)
+        _single_layout(fig, ax, plot_height=plot_height)
+        inch = ax.get_position().width * WIDTH / horizon  # inches per target pass
+        numbered = text_size(str(most))[0] + 0.06 <= pass_w * inch * 0.94
+        y = bottom_of(0)
+        ax.text(0, y + bar + above, "Plain decoding: one pass per token", va="bottom", ha="left")
+        for n in range(most):
+            ax.add_patch(Rectangle((n * pass_w, y), pass_w * 0.94, bar, facecolor=PALETTE[0], edgecolor=INK,
+                                   linewidth=0.5, zorder=2))
+            if numbered:
+                on_data(ax.text(n * pass_w + pass_w * 0.47, y + bar / 2, str(n + 1), ha="center", va="center",
+                                color=CARD, fontweight="bold", zorder=3))
+        for lane, (label, toks) in enumerate(rounds, start=1):
+            y = bottom_of(lane)
+            ax.text(0, y + bar + above, _wrap(f"{label}: one round, {_count(len(toks))} tokens", WIDTH * 0.8),
+                    va="bottom", ha="left")
+            for j in range(k):
+                ax.add_patch(Rectangle((j * step_w, y + bar * 0.15), step_w * 0.86, bar * 0.7, facecolor=CARD,
+                                       edgecolor=PALETTE[1], hatch="////", linewidth=0.6, zorder=2))
+            start = k * step_w
+            ax.add_patch(Rectangle((start, y), pass_w * 0.97, bar, facecolor=PALETTE[1], edgecolor=INK,
+                                   linewidth=0.5, zorder=2))
+            if text_size("check")[0] + 0.06 <= pass_w * inch * 0.97:
+                on_data(ax.text(start + pass_w * 0.485, y + bar / 2, "check", ha="center", va="center",
+                                color=CARD, fontweight="bold", zorder=3))
+            ax.plot([end, end], [y, y + bar], color=INK, linewidth=1.4, zorder=3)
+            room = (horizon - end - pass_w * 0.12) * inch + _single_margin_right(ax) - INSET
+            shown = " ".join(toks)
+            for cut in range(len(toks) - 1, 0, -1):  # as many tokens as fit; the caption lists them all
+                if text_size(shown)[0] <= room:
+                    break
+                shown = " ".join(toks[:cut]) + " \u2026"
+            ax.text(end + pass_w * 0.12, y + bar / 2, shown, ha="left", va="center")
+
+    svg = _render(name, draw)
+    per_round = "; ".join(f"{label} commits {_count(len(toks))} tokens ({' '.join(toks)})" for label, toks in rounds)
+    alt = (
+        f"Timeline in units of one target pass. Top lane, plain decoding: {_count(most)} passes one after another, "
+        f"one token each. Below, one lane per draft: {k} short draft steps of {_exact(draft_step)} pass each "
+        f"(hatched), then one checking pass, the round ending at {_exact(round_cost)} passes. {per_round}."
+    )
+    caption = (
+        f"One round costs {_exact(round_cost)} target passes: {k} draft steps at {_exact(draft_step)} each "
+        "(hatched), then one pass that checks them all. By then plain decoding has committed one token; "
+        + "; ".join(f"{label[:1].lower() + label[1:]} commits {_count(len(toks))}" for label, toks in rounds) + "."
+    )
+    return Figure(name, svg, alt, caption)

@@ -52,6 +52,7 @@ class Page:
     description: str
     markdown: str
     body_line: int  # the source line the Markdown body starts on, for error messages
+    part: str = "main"  # "main" (the reading path) or "appendix"
     html: str = ""
     headings: list[Heading] = field(default_factory=list)
     prev: Page | None = None
@@ -89,22 +90,29 @@ def load_page(path: Path) -> Page:
     )
 
 
-def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str) -> list[Page]:
-    """The pages in reading order; every Markdown file must be listed once, every listed page must exist,
-    and no two pages may write the same output file."""
+def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
+               appendix: tuple[str, ...] = ()) -> list[Page]:
+    """The main path then the appendix, in reading order; every Markdown file must be listed once, every listed
+    page must exist, and no two pages may write the same output file."""
     found = {p.stem: p for p in sorted(pages_dir.glob("*.md"))}
-    first: dict[str, int] = {}
-    for i, slug in enumerate(order):
-        if slug in first:
-            raise PageError(f"{config_source}: pages[{i}]: {shown(slug)} is listed twice (first as pages[{first[slug]}])")
-        first[slug] = i
-    missing = [slug for slug in order if slug not in found]
-    if missing:
-        raise PageError(f"{config_source}: pages: {shown(missing[0])} is listed but {pages_dir / (missing[0] + '.md')} does not exist")
-    unlisted = sorted(set(found) - set(order))
+    first: dict[str, str] = {}
+    for key, slugs in (("pages", order), ("appendix", appendix)):
+        for i, slug in enumerate(slugs):
+            if slug in first:
+                raise PageError(f"{config_source}: {key}[{i}]: {shown(slug)} is listed twice (first as {first[slug]})")
+            first[slug] = f"{key}[{i}]"
+        missing = [slug for slug in slugs if slug not in found]
+        if missing:
+            raise PageError(f"{config_source}: {key}: {shown(missing[0])} is listed but "
+                            f"{pages_dir / (missing[0] + '.md')} does not exist")
+    unlisted = sorted(set(found) - set(order) - set(appendix))
     if unlisted:
-        raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' in {config_source}")
+        raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' or 'appendix' in {config_source}")
     pages = [load_page(found[slug]) for slug in order]
+    for slug in appendix:
+        page = load_page(found[slug])
+        page.part = "appendix"
+        pages.append(page)
     owner: dict[str, Page] = {}
     for page in pages:
         if page.url in owner:
@@ -132,6 +140,11 @@ def pct(value: Any, digits: int = 0) -> str:
     return f"{float(value) * 100:.{digits}f}%"
 
 
+def points(value: Any, digits: int = 1) -> str:
+    """A difference of two shares, in percentage points: 0.058 -> "5.8 percentage points"."""
+    return f"{float(value) * 100:.{digits}f} percentage points"
+
+
 def times(value: Any, digits: int = 2) -> str:
     return f"{float(value):.{digits}f}×"
 
@@ -152,7 +165,7 @@ def mathfrac(value: Any) -> str:
 
 
 FILTERS = {
-    "fixed": fixed, "frac": frac, "pct": pct, "times": times, "sci": sci, "thousands": thousands,
+    "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
     "mathfrac": mathfrac,
 }
 

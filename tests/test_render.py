@@ -81,9 +81,14 @@ def only_page(project: Path, body: str) -> None:
             extra.unlink()
     config = project / "data" / "site.yaml"
     text = config.read_text(encoding="utf-8")
-    start = text.index("pages:")
-    end = text.index("\n\n", start)
-    config.write_text(text[:start] + "pages:\n  - index" + text[end:], encoding="utf-8")
+    start = text.index("\npages:")
+    end = text.index("\n\n", start + 1)
+    text = text[:start] + "\npages:\n  - index" + text[end:]
+    if "\nappendix:" in text:
+        start = text.index("\nappendix:")
+        end = text.index("\n\n", start + 1)
+        text = text[:start] + text[end:]
+    config.write_text(text, encoding="utf-8")
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))

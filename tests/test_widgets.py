@@ -67,6 +67,7 @@ def build_fixture_site(workdir: Path) -> Path:
     config = workdir / "data" / "site.yaml"
     settings = yaml.safe_load(config.read_text(encoding="utf-8"))
     settings["pages"] = list(PAGES)
+    settings["appendix"] = []
     config.write_text(yaml.safe_dump(settings, sort_keys=False, allow_unicode=True), encoding="utf-8")
     build(workdir, workdir / "site")
     return workdir / "site"

@@ -220,7 +220,11 @@ def compare_kinds(measurements: dict) -> dict:
         pooled[kind] = kept / tried
     higher = max(pooled, key=pooled.get)
     lower = min(pooled, key=pooled.get)
-    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": pooled[higher] - pooled[lower]}
+    # The page prints both rates to a tenth of a percent; the gap is their difference as printed, in percentage
+    # points, so a reader who subtracts the two figures shown gets the gap shown.
+    shown = {kind: float(f"{rate * 100:.1f}") for kind, rate in pooled.items()}
+    gap = round(shown[higher] - shown[lower], 1) / 100
+    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": gap}
 
 
 def page_data(data: dict) -> dict:
