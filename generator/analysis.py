@@ -611,9 +611,13 @@ def convergence_suite(
     rounds: int,
     seed: int,
     replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
+    first: int = 0,
 ) -> tuple[ConvergenceCase, ...]:
-    """Every case gets its own child Generator, so adding a case never changes another's draws."""
-    children = np.random.default_rng(seed).spawn(len(cases))
+    """Every case gets its own child Generator, so adding a case never changes another's draws.
+
+    Case j draws from the seed's child number first + j, so a suite split in two parts (the second
+    with first = the length of the first) draws exactly what the whole suite would."""
+    children = np.random.default_rng(seed).spawn(first + len(cases))[first:]
 
     def one(case, rng):
         case_id, label, target, drafts = case

@@ -149,6 +149,22 @@ def facts_key(config: SiteConfig) -> str:
     )
 
 
+def memo(cache: Cache) -> Callable:
+    """facts.Memo over the cache: a part's key is its kind, its own inputs and the code that computes facts,
+    so an edit to the authored numbers leaves the random-profile Monte Carlo and identity pairs cached."""
+    code = digest(source_digest(*FACTS_MODULES), package_version("numpy"), sys.version_info[:2])
+
+    def remembered(kind: str, inputs: tuple, compute: Callable):
+        key = digest(kind, code, inputs)
+        hit = cache.load(kind, key)
+        if hit is None:
+            hit = compute()
+            cache.store(kind, key, hit)
+        return hit
+
+    return remembered
+
+
 def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Report) -> tuple[Facts, list]:
     key = facts_key(config)
     hit = cache.load("facts", key)
@@ -158,7 +174,7 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     from . import analysis
     from .facts import build_facts
 
-    facts = build_facts(profiles, config)
+    facts = build_facts(profiles, config, memo(cache))
     numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
     cache.store("facts", key, (facts, numbers))
     return facts, numbers

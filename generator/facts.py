@@ -8,8 +8,10 @@ facts into what templates need, and the figure registry reads them to draw.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 
@@ -246,6 +248,18 @@ class FigureRef:
 
 # --- computing them -----------------------------------------------------------------------------
 
+T = TypeVar("T")
+# memo(kind, inputs, compute): compute(), or a result kept from an earlier call with the same kind and
+# inputs. The slow parts that depend only on their seeds and sizes (the random-profile Monte Carlo, the
+# random identity pairs) and those that depend only on the distributions (the authored Monte Carlo)
+# go through it with exactly those inputs, so the build can keep them across edits to anything else.
+Memo = Callable[[str, tuple, Callable[[], T]], T]
+
+
+def no_memo(kind: str, inputs: tuple, compute: Callable[[], T]) -> T:
+    return compute()
+
+
 
 def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int) -> tuple[Round, ...]:
     """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
@@ -319,29 +333,32 @@ def mean_loglog_slope(curves) -> float:
     return float(np.mean(slopes)) if slopes else math.nan
 
 
-def identity_facts(profiles: Profiles, config: SiteConfig) -> IdentityFacts:
+def identity_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> IdentityFacts:
     profile_pairs = [analysis.over_common_denominator(profiles.target[i], d.distributions[i])
                      for d in profiles.drafts for i in range(profiles.k)]
-    random_pairs = analysis.random_identity_pairs(
-        np.random.default_rng(config.seeds.identity_pairs), config.monte_carlo.identity_pairs
-    )
-    pairs = profile_pairs + random_pairs
+    seed, count = config.seeds.identity_pairs, config.monte_carlo.identity_pairs
+
+    def random_part() -> tuple[int, int, int]:
+        pairs = analysis.random_identity_pairs(np.random.default_rng(seed), count)
+        return len(pairs), sum(len(t) for t, _ in pairs), sum(not analysis.identity_holds(t, d) for t, d in pairs)
+
+    random_pairs, random_entries, random_failures = memo("identity-random", (seed, count), random_part)
     profile_entries = sum(len(t) for t, _ in profile_pairs)
-    random_entries = sum(len(t) for t, _ in random_pairs)
     return IdentityFacts(
         profile_pairs=len(profile_pairs), profile_entries=profile_entries,
-        random_pairs=len(random_pairs), random_entries=random_entries,
-        pairs=len(pairs), entries=profile_entries + random_entries,
-        failures=sum(not analysis.identity_holds(t, d) for t, d in pairs),
+        random_pairs=random_pairs, random_entries=random_entries,
+        pairs=len(profile_pairs) + random_pairs, entries=profile_entries + random_entries,
+        failures=sum(not analysis.identity_holds(t, d) for t, d in profile_pairs) + random_failures,
     )
 
 
-def negative_control(profiles: Profiles, config: SiteConfig, threshold: float) -> NegativeControl:
+def negative_control(profiles: Profiles, config: SiteConfig, threshold: float, memo: Memo = no_memo) -> NegativeControl:
     """The same convergence check run on a wrong sampler that replaces a rejection from the target itself."""
     cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
-    results = analysis.convergence_suite(
-        cases, config.monte_carlo.rounds, config.seeds.convergence, analysis.target_rows_resampler
-    )
+    rounds, seed = config.monte_carlo.rounds, config.seeds.convergence
+    results = memo("convergence-wrong-sampler", (cases, rounds, seed), lambda: analysis.convergence_suite(
+        cases, rounds, seed, analysis.target_rows_resampler
+    ))
     tests = sum(len(case.checks) for case in results)
     failed = sum(case.failed(threshold) for case in results)
     return NegativeControl(
@@ -352,11 +369,18 @@ def negative_control(profiles: Profiles, config: SiteConfig, threshold: float) -
     )
 
 
-def convergence_facts(profiles: Profiles, config: SiteConfig) -> ConvergenceFacts:
+def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> ConvergenceFacts:
     mc = config.monte_carlo
-    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
-    cases += analysis.random_cases(config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
-    results = tuple(analysis.convergence_suite(cases, mc.rounds, config.seeds.convergence))
+    rounds, seed = mc.rounds, config.seeds.convergence
+    authored_cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+    authored = memo("convergence-authored", (authored_cases, rounds, seed),
+                    lambda: analysis.convergence_suite(authored_cases, rounds, seed))
+    # the random cases draw from the seed's children after the authored ones, as one suite would
+    shape = (config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
+    random = memo("convergence-random", (shape, rounds, seed, len(authored_cases)), lambda: analysis.convergence_suite(
+        analysis.random_cases(*shape), rounds, seed, first=len(authored_cases)
+    ))
+    results = tuple(authored) + tuple(random)
     tests = sum(len(c.checks) for c in results)
     family_alpha = mc.family_alpha
     threshold = family_alpha / tests
@@ -372,7 +396,7 @@ def convergence_facts(profiles: Profiles, config: SiteConfig) -> ConvergenceFact
         passed=not any(c.failed(threshold) for c in results),
         threshold_one_in=round(tests / family_alpha),
         positions_per_case=profiles.k + 1,
-        negative_control=negative_control(profiles, config, threshold),
+        negative_control=negative_control(profiles, config, threshold, memo),
     )
 
 
@@ -475,8 +499,8 @@ def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction
     )
 
 
-def build_facts(profiles: Profiles, config: SiteConfig) -> Facts:
-    conv = convergence_facts(profiles, config)
+def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
+    conv = convergence_facts(profiles, config, memo)
     drafts = tuple(
         profile_facts(profiles, d, config, i, case) for i, (d, case) in enumerate(zip(profiles.drafts, conv.authored))
     )
@@ -493,7 +517,7 @@ def build_facts(profiles: Profiles, config: SiteConfig) -> Facts:
         entry_denominator=denominator, entry_unit=Fraction(1, denominator),
         frame_count_range=(3, k + 3),  # propose, verify, done; or every verify plus a bonus
         best_case_tokens=k + 1, best_case_speedup=Fraction(k + 1) / cost, worst_case_speedup=Fraction(1) / cost,
-        profiles=drafts, identity=identity_facts(profiles, config), convergence=conv,
+        profiles=drafts, identity=identity_facts(profiles, config, memo), convergence=conv,
         speedup_curves=curves, speedup_panels=speedup_panels(curves),
         speedup_max_k=max(g for c in curves for g, _ in c.points),
         speedup_points_checked=sum(len(c.points) for c in curves),

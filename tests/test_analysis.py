@@ -215,3 +215,10 @@ def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_s
             assert fast == slow
             simulated, simulated_reached = A.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             assert (simulated_reached == reached).all() and (simulated[reached] == tokens[reached]).all()
+
+
+def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():
+    cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts] + A.random_cases(5, 3, 6, 5)
+    whole = A.convergence_suite(cases, 2000, 11)
+    assert A.convergence_suite(cases[:2], 2000, 11) + A.convergence_suite(cases[2:], 2000, 11, first=2) == whole
+    assert A.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters

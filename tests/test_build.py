@@ -155,6 +155,24 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_p
     assert after["roofline"]["sha256"] != before["roofline"]["sha256"]
 
 
+def test_a_new_draft_step_reruns_neither_the_monte_carlo_nor_the_identity_check(project, tmp_path_factory, monkeypatch):
+    import generator.analysis
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("recomputed something the draft step does not change")
+
+    path = project / "data" / "profiles.v1.json"
+    text = path.read_text()
+    assert '"draft_step": "1/10"' in text
+    path.write_text(text.replace('"draft_step": "1/10"', '"draft_step": "1/9"'))
+    for name in ("convergence_suite", "random_identity_pairs"):
+        monkeypatch.setattr(generator.analysis, name, forbidden)
+    report = B.build(project, project / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
+    assert not report.facts_reused and report.rendered == 0
+    numbers = json.loads((project / "build" / "numbers.json").read_text())["profiles"]
+    assert all(p["speedup"] != "0" for p in numbers)
+
+
 def test_a_figure_drawn_in_a_worker_process_is_byte_identical_to_one_drawn_here(site, tmp_path_factory):
     config, profiles = B.load_inputs(site[0])
     from generator.figure_registry import jobs
