@@ -206,7 +206,8 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | N
 
     orders = {k: Orders(getattr(settings, k).target_order, getattr(settings, k).draft_order,
                         getattr(settings, k).min_count) for k in KINDS}
-    data = build_playground(texts, orders, settings.seed, settings.rounds, cost.draft_step, cost.verify_step)
+    data = build_playground(texts, orders, settings.seed, settings.rounds, cost.draft_step, cost.verify_step,
+                            settings.max_k)
     data["generate_chars"] = settings.generate_chars
     data["corpora"] = texts
     data["licences"] = {k: licence_text(getattr(settings, k).package) for k in KINDS}

@@ -105,6 +105,10 @@ class Playground:
     seed: Seed = 20240605
     rounds: Count = 2000  # measured rounds per draft length and kind of text
     generate_chars: Count = 120  # how much one press of Generate writes
+    max_k: Count = 8  # draft lengths measured and offered by the K slider: 1 .. max_k
+    check_draws: Count = 3000  # the distribution check's draws, as the page first offers them
+    check_draws_min: Count = 100  # the fewest and most draws a reader may ask the check for
+    check_draws_max: Count = 20000
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,16 @@ def load_config(path: str | Path) -> SiteConfig:
     if raw is None:
         raw = {}
     config = _build(SiteConfig, raw, str(path), "")
+    _check_together(config, str(path))
     return _replace(config, source=str(path))
+
+
+def _check_together(config: SiteConfig, source: str) -> None:
+    """Settings that must agree with each other, not only each with its own range."""
+    pg = config.playground
+    if not pg.check_draws_min <= pg.check_draws <= pg.check_draws_max:
+        raise ConfigError(f"{source}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
+                          f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})")
 
 
 def _replace(obj, **changes):

@@ -152,6 +152,9 @@ RANGES = {
     "a zero parameter count": ("parameters: 7.0e9", "parameters: 0", "roofline.parameters"),
     "a negative byte width": ("bytes_per_parameter: 2", "bytes_per_parameter: -2", "roofline.bytes_per_parameter"),
     "no positions": ("max_positions: 512", "max_positions: 0", "roofline.max_positions"),
+    "a speedup alpha of 1": ("alphas: [1/2, 7/10, 4/5, 9/10]", "alphas: [1/2, 7/10, 4/5, 1]", "speedup.alphas[3]"),
+    "no playground draft length": ("  max_k: 8 ", "  max_k: 0 ", "playground.max_k"),
+    "check draws above their maximum": ("  check_draws: 3000", "  check_draws: 30000", "playground.check_draws"),
 }
 
 

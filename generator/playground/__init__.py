@@ -17,7 +17,7 @@ from ..analysis import best_draft_length, leviathan_speedup, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_bytes, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
 
-MAX_K = 8
+MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2
 
 
@@ -74,14 +74,14 @@ def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperat
 
 
 def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
-            draft_step: float, verify_step: float, temperature: float = 1.0) -> dict:
-    """Acceptance, characters per round and speedup for K = 1..MAX_K, each K from fresh rounds."""
+            draft_step: float, verify_step: float, temperature: float = 1.0, max_k: int = MAX_K) -> dict:
+    """Acceptance, characters per round and speedup for K = 1..max_k, each K from fresh rounds."""
     width = max(target.order, draft.order) - 1
     kind_index = KINDS.index(corpus.kind)
     rng = np.random.default_rng([seed, kind_index])
     contexts = measurement_contexts(corpus.held_out, corpus.vocab, width, rounds, rng)
     per_k = []
-    for k in range(1, MAX_K + 1):
+    for k in range(1, max_k + 1):
         batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
         verified = batch.reached.sum(axis=0)
         kept = (batch.accepted & batch.reached).sum(axis=0)
@@ -101,7 +101,7 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
     return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"]}
 
 
-def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:
+def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  # K = 1 .. as many as measured
     """Leviathan et al.'s closed form fed the measured acceptance rate: its best K and speedups.
 
     The rate is the pooled acceptance of the K = 1 rounds (every round verifies exactly one
@@ -111,8 +111,9 @@ def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:
     first = measured["per_k"][0]
     alpha = Fraction(round(first["acceptance"] * first["verified_by_position"][0]), first["verified_by_position"][0])
     c = Fraction(draft_step).limit_denominator(10**6) / Fraction(verify_step).limit_denominator(10**6)
-    best_k = best_draft_length(alpha, c, MAX_K)
-    per_k = [float(leviathan_speedup(alpha, k, c)) for k in range(1, MAX_K + 1)]
+    max_k = len(measured["per_k"])
+    best_k = best_draft_length(alpha, c, max_k)
+    per_k = [float(leviathan_speedup(alpha, k, c)) for k in range(1, max_k + 1)]
     measured_best = measured["best_speedup"]
     predicted_at_measured_best = per_k[measured["best_k"] - 1]
     return {
@@ -149,10 +150,11 @@ def example_prompts(corpus: Corpus) -> list[str]:
     return prompts
 
 
-def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float) -> dict:
+def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float,
+               max_k: int = MAX_K) -> dict:
     pair = json.loads(json.dumps(export_pair(corpus, orders)))
     target, draft = load_pair(pair)
-    measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step)
+    measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
     return {
         "models": pair,
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
@@ -169,7 +171,7 @@ def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_ste
 
 
 def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int, rounds: int = 2000,
-                     draft_step=0.1, verify_step=1.0) -> dict:
+                     draft_step=0.1, verify_step=1.0, max_k: int = MAX_K) -> dict:
     """Everything the page and its static tables need, as plain JSON-ready data.
 
     texts maps "prose" and "code" to their corpus text; draft_step and verify_step are the cost
@@ -179,10 +181,10 @@ def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int
     if rounds < 1:
         raise ValueError("rounds must be positive")
     ds, vs = _number(draft_step), _number(verify_step)
-    pairs = {kind: build_pair(make_corpus(kind, texts[kind]), orders[kind], seed, rounds, ds, vs) for kind in KINDS}
+    pairs = {kind: build_pair(make_corpus(kind, texts[kind]), orders[kind], seed, rounds, ds, vs, max_k) for kind in KINDS}
     return {
         "kinds": list(KINDS),
-        "max_k": MAX_K,
+        "max_k": max_k,
         "pairs": pairs,
         "cost_model": {"draft_step": ds, "verify_step": vs},
         "temperature": 1.0,

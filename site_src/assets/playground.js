@@ -333,7 +333,8 @@ function init(root) {
 
   async function check() {
     const pair = await pairFor(corpus());
-    const samples = Math.max(100, Math.min(20000, Number($("pg-samples").value) || 3000));
+    const field = $("pg-samples");  // its min, max and first value are the site's settings
+    const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
     const t = temperature();
     const result = Core.compareNextChar({
       target: pair.target, draft: pair.draft, vocab: pair.vocab,
