@@ -63,3 +63,21 @@ def test_the_editor_starts_from_the_shipped_profiles_and_a_calculator_on_its_gri
     alphas = analysis.acceptance_rates(profiles.target, profiles.drafts[0].distributions)
     assert abs(Fraction(calc["alpha"]) - sum(alphas) / len(alphas)) <= Fraction(1, 2 * grid)
     assert calc["k"] == profiles.k and calc["max_k"] == config.speedup.max_k
+
+
+@pytest.mark.parametrize("setting,problem", [
+    ("steps: [0]", "what_if.steps[0]: a step must be above 0 and at most 1, not 0"),
+    ("steps: [3/2]", "what_if.steps[0]: a step must be above 0 and at most 1, not 3/2"),
+    ("steps: [0.125]", "what_if.steps[0]: must be an exact number such as 1/20, not 0.125"),
+    ("calculator_steps: 0", "what_if.calculator_steps: must be at least 1, not 0"),
+])
+def test_the_editors_settings_are_checked_and_named_in_one_line(tmp_path, setting, problem):
+    from generator.config import ConfigError, load_config
+
+    path = tmp_path / "site.yaml"
+    path.write_text(f"what_if:\n  {setting}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: {problem}"
+    path.write_text("what_if:\n  steps: [1/4, 1/3]\n", encoding="utf-8")
+    assert load_config(path).what_if.steps == (Fraction(1, 4), Fraction(1, 3))

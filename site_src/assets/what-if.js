@@ -437,6 +437,16 @@
       return commit(what, options);
     }
 
+    // The "Start from" list says so when the numbers came from a link rather than a shipped profile.
+    function markLinkStart() {
+      let option = ui.profile.querySelector('option[value=""]');
+      if (!option) {
+        option = el("option", { value: "", text: "The numbers in the link" });
+        ui.profile.prepend(option);
+      }
+      ui.profile.value = "";
+    }
+
     // A #what-if= fragment: loaded when valid; otherwise one sentence, and the current state stays.
     function fromFragment(initial) {
       const parsed = W.parseFragment(window.location.hash, defaultTokens);
@@ -448,6 +458,7 @@
         return true;
       }
       load(W.toDocument(parsed.state, null), initial ? null : "Loaded the state from the link.", { keepAddress: initial });
+      markLinkStart();
       return true;
     }
 

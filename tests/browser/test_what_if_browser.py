@@ -35,7 +35,7 @@ def origin(tmp_path_factory):
 @pytest.fixture
 def page(browser, origin):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5000)
+    context.set_default_timeout(10000)  # generous: the machine may be busy with other builds
     pg = context.new_page()
     pg.problems = []
     pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
@@ -201,6 +201,9 @@ def test_a_what_if_link_restores_a_random_profile_with_any_denominators(page, tm
     got = assert_matches_engine(page, tmp_path, case["state"])
     assert got["speedup"] == case["numbers"]["speedup"]
     assert page.locator('[data-position]').count() == 8  # seven positions and the bonus row
+    assert page.locator("#wi-profile option:checked").text_content() == "The numbers in the link"
+    page.select_option("#wi-profile", "aligned")
+    assert_matches_engine(page, tmp_path, shipped_state())
 
 
 def test_following_a_second_link_on_the_same_page_loads_it(page, tmp_path):
