@@ -111,20 +111,43 @@ def _where(exc: BaseException) -> str:
 # --- facts -------------------------------------------------------------------------------------
 
 
-def site_key(root: Path) -> str:
-    """Everything a build reads: data/, site_src/, the profiles file site.yaml names, our code, library versions."""
-    h = hashlib.sha256()
-    files = [p for folder in SITE_INPUTS for p in sorted((root / folder).rglob("*")) if p.is_file()]
-    files += sorted(p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+def site_inputs(root: Path) -> list[Path]:
+    """Every file a build reads, wherever it lies: data/ and site_src/ whole (dotfiles too: assets publish
+    them), the profiles file and the corpus folder that site.yaml names (which may lie outside data/),
+    and our own code. site.yaml is read with the build's own parser, so the key follows what it means."""
+    from .config import load_config
+
+    files = [p for folder in SITE_INPUTS for p in (root / folder).rglob("*") if p.is_file()]
     site = root / "data" / "site.yaml"
-    if site.exists():
-        m = re.search(r"^profiles:\s*(\S+)\s*$", site.read_text(encoding="utf-8", errors="replace"), re.M)
-        if m and (site.parent / m.group(1).strip("'\"")).is_file():
-            files.append(site.parent / m.group(1).strip("'\""))
-    for path in files:
-        if not path.name.startswith("."):
-            name = path.relative_to(root) if root in path.parents else path.relative_to(PACKAGE.parent)
-            h.update(f"{name.as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    if site.is_file():
+        config = load_config(site)  # a broken site.yaml stops the build here, with the same one line as later
+        here = site.parent
+        files.append(here / config.profiles)
+        corpus = here / config.playground.corpus
+        if corpus.is_dir():
+            files += [p for p in corpus.rglob("*") if p.is_file()]
+    files += [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    return sorted({Path(os.path.abspath(p)) for p in files})
+
+
+def site_key(root: Path) -> str:
+    """Everything a build reads (site_inputs), by name and bytes, plus library and Python versions.
+
+    Names inside the project are relative to it, so copies of one project share cache entries; a file
+    outside it is named by its absolute path."""
+    h = hashlib.sha256()
+    for path in site_inputs(root):
+        if root in path.parents:
+            name = path.relative_to(root).as_posix()
+        elif PACKAGE.parent in path.parents:
+            name = path.relative_to(PACKAGE.parent).as_posix()
+        else:
+            name = path.as_posix()
+        try:
+            data = path.read_bytes()
+        except OSError:  # missing or unreadable: the build itself will say so in one line
+            data = b"\0missing"
+        h.update(f"{name}\0".encode() + hashlib.sha256(data).digest())
     versions = [package_version(lib) for lib in LIBRARIES]
     return digest("site", h.hexdigest(), versions, sys.version_info[:2])
 
@@ -255,6 +278,31 @@ def warm_up() -> None:
     importlib.import_module(f"{__package__}.figures")
 
 
+ORPHAN_CHECK_SECONDS = 0.2
+
+
+def _exit_with_parent(creator: int, method: str) -> None:
+    """Worker initializer: end this worker as soon as the process that started it is gone.
+
+    A pool's workers otherwise wait forever on their task pipe when the build is killed with -9 (the
+    pipe never reaches end-of-file, since every worker holds a copy of its write end), adopted by
+    PID 1. A daemon thread watches getppid(): when the parent dies, the worker is re-parented and the
+    thread ends the process. It watches the parent, not one thread of it, so a pool started from a
+    thread that later finishes keeps its workers (prctl's death signal would kill them then)."""
+    import threading
+
+    parent = os.getppid()
+    if method != "forkserver" and parent != creator:  # the build died before this worker got here
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     """Forked workers start in milliseconds with our modules already imported; forking is only safe
     while this process has no other thread (a lock held elsewhere would stay held in the child)."""
@@ -265,7 +313,8 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         method = "fork"
     else:
         method = "forkserver" if "forkserver" in methods else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=_exit_with_parent, initargs=(os.getpid(), method))
 
 
 @dataclass
@@ -444,23 +493,65 @@ def _looks_like_a_build(path: Path) -> bool:
     return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
 
 
-def _remove_stale(out: Path) -> None:
-    """Staging folders left by a build that was killed; their names carry the pid that made them."""
-    pattern = re.compile(rf"^\.{re.escape(out.name)}-(?:new|old)-(\d+)-")
-    for entry in out.parent.iterdir():
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(out: Path) -> None:
+    """Tidy what a killed build left beside `out`; their names carry the pid that made them.
+
+    A staging folder (.NAME-new-PID-*) is dropped: it is either unfinished or, after an exchange, the
+    previous build on its way out. A previous build moved aside by the two-rename fallback
+    (.NAME-old-PID-*) is put back if `out` is missing, so a kill between those renames costs nothing."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}-(new|old)-(\d+)-")
+    leftovers = []
+    for entry in sorted(out.parent.iterdir()):
         m = pattern.match(entry.name)
-        if not m or not entry.is_dir():
-            continue
-        pid = int(m.group(1))
-        try:
-            os.kill(pid, 0)
-            alive = True
-        except ProcessLookupError:
-            alive = False
-        except PermissionError:
-            alive = True
-        if not alive:
+        if m and entry.is_dir() and not entry.is_symlink() and not _alive(int(m.group(2))):
+            leftovers.append((m.group(1), entry))
+    for kind, entry in leftovers:
+        if kind == "old" and not os.path.lexists(out):
+            os.rename(entry, out)
+        else:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+_remove_stale = recover  # the name tests and older callers know
+
+
+RENAME_EXCHANGE = 2  # linux/fs.h
+AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step with renameat2(RENAME_EXCHANGE); False where the kernel, C library or
+    file system has no such call (the caller then falls back to two renames)."""
+    import ctypes
+    import errno
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28 and later
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _checkpoint(step: str) -> None:
+    """Named steps of the swap; a test replaces this to kill the process at each one."""
 
 
 def _source_date_epoch() -> int | None:
@@ -469,44 +560,62 @@ def _source_date_epoch() -> int | None:
 
 
 def write_atomically(files: dict[str, bytes], out: Path) -> None:
-    """Write into a sibling temporary folder, then swap it for `out` in two renames."""
+    """Write into a sibling temporary folder, then make it `out` in one atomic step.
+
+    Where the kernel offers renameat2(RENAME_EXCHANGE) the new folder and the old one swap names in a
+    single call, so `out` is at every instant either the whole previous build or the whole new one;
+    the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
+    renamed aside and the new one into place, and recover() puts the old one back at the next start
+    if the process died in between."""
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
+    recover(out)
     if not _looks_like_a_build(out):
         raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
-    _remove_stale(out)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
+    _checkpoint("staging")
     old = None
     try:
-        for rel, data in sorted(files.items()):
+        for n, (rel, data) in enumerate(sorted(files.items())):
             target = (staging / rel).resolve()
             if staging.resolve() not in target.parents:
                 raise BuildError(f"{rel}: output path leaves the build folder")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+            if n == len(files) // 2:
+                _checkpoint("writing")
         os.chmod(staging, 0o755)
         epoch = _source_date_epoch()
         if epoch is not None:
             for path in [*staging.rglob("*"), staging]:
                 os.utime(path, (epoch, epoch), follow_symlinks=False)
-        if out.exists():
+        _checkpoint("written")
+        if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
+            _checkpoint("exchanged")
+            shutil.rmtree(staging, ignore_errors=True)  # now the previous build
+            _checkpoint("done")
+            return
+        if os.path.lexists(out):
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
             os.rmdir(old)
             out.rename(old)
+            _checkpoint("moved-aside")
         try:
             staging.rename(out)
         except OSError as exc:
-            if old is not None and not out.exists():
+            if old is not None and not os.path.lexists(out):
                 old.rename(out)
                 old = None
             raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
                              "another build may have written it at the same time") from None
+        _checkpoint("renamed")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+    _checkpoint("done")
 
 
 # --- the whole pipeline -------------------------------------------------------------------------
