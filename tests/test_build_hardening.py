@@ -40,9 +40,9 @@ def test_a_dot_asset_is_published_changed_and_removed_with_the_key(project, tmp_
     asset.write_bytes(b"two")
     report = B.build(project, out, cache=cache)
     assert not report.site_reused and (out / "assets" / ".nojekyll").read_bytes() == b"two"
-    asset.unlink()
-    report = B.build(project, out, cache=cache)
-    assert not report.site_reused and not (out / "assets" / ".nojekyll").exists()
+    asset.unlink()  # back to the shipped inputs, which another build may already have cached: fine, if it is right
+    B.build(project, out, cache=cache)
+    assert not (out / "assets" / ".nojekyll").exists()
     assert B.build(project, out, cache=cache).site_reused  # and nothing else changed: the next one is reused
 
 
