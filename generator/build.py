@@ -25,7 +25,7 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,13 +121,36 @@ def site_inputs(root: Path) -> list[Path]:
     site = root / "data" / "site.yaml"
     if site.is_file():
         config = load_config(site)  # a broken site.yaml stops the build here, with the same one line as later
-        here = site.parent
-        files.append(here / config.profiles)
-        corpus = here / config.playground.corpus
-        if corpus.is_dir():
-            files += [p for p in corpus.rglob("*") if p.is_file()]
+        files.append(site.parent / config.profiles)
+        files += corpus_files(config.playground, site.parent)
     files += [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     return sorted({Path(os.path.abspath(p)) for p in files})
+
+
+def corpus_files(settings, base: Path) -> list[Path]:
+    """The files each playground corpus setting names: a glob beside site.yaml, or files of an installed
+    package with its licence. The same lookup as playground.corpus.locate, without importing the
+    playground (and numpy with it) on a rebuild that changed nothing; a corpus that cannot be found
+    adds nothing here, and the playground stage then says so in one line."""
+    import glob
+    import importlib.metadata
+    from fnmatch import fnmatch
+
+    found: list[Path] = []
+    for f in fields(settings):
+        corpus = getattr(settings, f.name)
+        package, pattern = getattr(corpus, "package", None), getattr(corpus, "files", None)
+        if not isinstance(pattern, str) or not pattern:
+            continue
+        if not package:
+            found += [Path(p) for p in glob.glob(str(base / pattern)) if Path(p).is_file()]
+            continue
+        try:
+            dist_files = importlib.metadata.distribution(package).files or ()
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        found += [Path(p.locate()) for p in dist_files if fnmatch(str(p), pattern) or "LICEN" in p.name.upper()]
+    return found
 
 
 def site_key(root: Path) -> str:

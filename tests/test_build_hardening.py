@@ -54,23 +54,27 @@ def test_the_key_follows_a_profiles_file_and_a_corpus_outside_data(how, project,
     profiles.write_bytes((project / "data" / "profiles.v1.json").read_bytes())
     corpus = outside / "corpus"
     corpus.mkdir()
-    for name in ("prose.txt", "code.txt"):
-        (corpus / name).write_bytes((project / "data" / "corpus" / name).read_bytes())
+    (corpus / "prose.txt").write_text("Some prose written for the project.\n" * 100, encoding="utf-8")
     site = project / "data" / "site.yaml"
     named = {"relative": os.path.relpath, "absolute": lambda p, _: str(p)}[how]
     # written so that a line-matching regex would miss it: quoted, with a comment after it
     edit(site, "profiles: profiles.v1.json", f"profiles: '{named(profiles, site.parent)}'   # the authored data")
-    edit(site, "  corpus: corpus", f"  corpus: {named(corpus, site.parent)}")
+    text = site.read_text(encoding="utf-8")
+    start, end = text.index("  prose:\n"), text.index("  code:\n")
+    site.write_text(text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:],
+                    encoding="utf-8")
     before = B.site_key(project)
 
     profiles.write_text(profiles.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     after_profiles = B.site_key(project)
-    (corpus / "code.txt").write_text((corpus / "code.txt").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    (corpus / "prose.txt").write_text((corpus / "prose.txt").read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
     after_corpus = B.site_key(project)
     (outside / "unrelated.txt").write_text("not read by the build")
     assert len({before, after_profiles, after_corpus}) == 3
     assert B.site_key(project) == after_corpus  # negative control: a file the build does not read
-    assert profiles in B.site_inputs(project) and corpus / "code.txt" in B.site_inputs(project)
+    inputs = B.site_inputs(project)
+    assert profiles in inputs and corpus / "prose.txt" in inputs
+    assert any(p.name == "__init__.py" and p.parent.name == "attr" for p in inputs)  # the code corpus, in a package
 
 
 def test_copies_of_one_project_still_share_the_key(project, tmp_path):

@@ -7,6 +7,7 @@ repository. Anything a model cannot be trained on stops the build with one line 
 """
 from __future__ import annotations
 
+import glob
 import importlib.metadata
 import re
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ class Source:
 def locate(package: str, files: str, base: Path, place: str) -> list[Path]:
     """The files a corpus setting names, sorted by their path inside the package or folder."""
     if not package:
-        found = sorted(p for p in base.glob(files) if p.is_file()) if files else []
+        # glob.glob, not Path.glob: the setting may be an absolute path, which Path.glob refuses
+        found = sorted(Path(p) for p in glob.glob(str(base / files)) if Path(p).is_file()) if files else []
         if not found:
             raise CorpusError(f"{base / files}: {place}: no such corpus file")
         return found
