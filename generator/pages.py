@@ -8,6 +8,7 @@ rendered partial afterwards. Nothing here computes a number.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
 from .errors import UserError
 from .readers import load_yaml, read_text, shown
@@ -55,12 +57,17 @@ class Page:
     part: str = "main"  # "main" (the reading path) or "appendix"
     html: str = ""
     headings: list[Heading] = field(default_factory=list)
+    shows_numbers: bool = False
     prev: Page | None = None
     next: Page | None = None
 
     @property
     def url(self) -> str:
         return f"{self.slug}.html"
+
+    def document_title(self, site_title: str) -> str:
+        """The <title>: "Page · Site", or the site's title alone when the page (the home page) shares it."""
+        return site_title if self.title.strip() == site_title.strip() else f"{self.title} · {site_title}"
 
 
 def load_page(path: Path) -> Page:
@@ -173,14 +180,37 @@ FILTERS = {
 # --- Markdown ----------------------------------------------------------------------------------
 
 
+class MarkupProblem(ValueError):
+    """Something in a page's Markdown that would show up on the page as raw source; `needle` finds its line."""
+
+    def __init__(self, message: str, needle: str):
+        super().__init__(message)
+        self.needle = needle
+
+
+_UNKNOWN_MACRO = re.compile(r">\\([A-Za-z]+)<")
+_LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _mathml(content: str, display: str) -> str:
+    return latex_to_mathml(content, display=display)
+
+
 def _math(content: str, options: dict) -> str:
     display = "block" if options.get("display_mode") else "inline"
-    return latex_to_mathml(content, display=display)
+    mathml = _mathml(content, display)
+    unknown = _UNKNOWN_MACRO.search(mathml)
+    if unknown:
+        # latex2mathml prints a macro it does not know as its own name: the reader would see "\\foo"
+        raise MarkupProblem(f"unknown LaTeX macro \\{unknown.group(1)} in ${content.strip()}$", f"\\{unknown.group(1)}")
+    return mathml
 
 
 def markdown_renderer() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "typographer": True}).enable(["table", "replacements", "smartquotes"])
     dollarmath_plugin(md, allow_digits=False, renderer=_math)
+    footnote_plugin(md)
     anchors_plugin(md, min_level=2, max_level=3, permalink=True, permalinkSymbol="#", permalinkBefore=False)
     return md
 
@@ -265,6 +295,12 @@ def render_markdown(md: MarkdownIt, text: str) -> tuple[str, list[Heading]]:
     env: dict = {}
     tokens = md.parse(text, env)
     check_raw_html(tokens)
+    for tok in tokens:
+        for child in tok.children or ():
+            loose = _LOOSE_FOOTNOTE.search(child.content) if child.type == "text" else None
+            if loose:
+                raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
+                                    f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
     headings = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
@@ -404,7 +440,12 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
         at = page.markdown.find(exc.snippet)
         line = page.body_line + page.markdown.count("\n", 0, at) if at >= 0 else None
         raise PageError(f"{page.source}: {f'line {line}: ' if line else ''}{exc}") from None
+    except MarkupProblem as exc:
+        index = page.markdown.find(exc.needle)
+        line = f"line {page.body_line + page.markdown.count(chr(10), 0, index)}: " if index >= 0 else ""
+        raise PageError(f"{page.source}: {line}{exc}") from None
     page.html = widgets.fill(body)
+    page.shows_numbers = "{{" in page.markdown  # its numbers (or figures) come from the build: link the data
 
 
 def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variables: dict) -> str:

@@ -38,3 +38,12 @@ def test_code_and_content_each_have_a_licence():
     content = (ROOT / "LICENSE-CONTENT.md").read_text(encoding="utf-8")
     assert "CC BY 4.0" in content and "https://creativecommons.org/licenses/by/4.0/" in content
     assert "LICENSE-CONTENT.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_footer_states_the_licences_the_licence_files_give():
+    from generator.publish import BuildInfo
+
+    info = BuildInfo()
+    assert info.code_licence == PYPROJECT["project"]["license"]
+    content = (ROOT / "LICENSE-CONTENT.md").read_text(encoding="utf-8")
+    assert info.content_licence in content and info.content_licence_url in content

@@ -233,6 +233,8 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid 
 .ctx{display:block;color:#444}code{background:#f2f2f2;padding:0 .2em}
 """
 
+STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
+
 DIFFERENCE_NOTE = ("The difference panel lays the after picture over the before picture so that pixels that are "
                    "the same come out white and every pixel that changed keeps a colour.")
 
@@ -274,7 +276,7 @@ def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[
     parts = [
         "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src '{STYLE_HASH}'\">",
         "<title>Figure review</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<h1>Figure review</h1>",
         f"<p>{html.escape(headline(figs, pages))}</p>",
         "<h2>Figures</h2>",

@@ -1,0 +1,195 @@
+"""What lets the built site be found, cited and reused: its address, the build's date and commit, the
+sitemap, the per-profile CSV, and the strict checks a build runs on its own pages.
+
+The address comes from `site_url` in site.yaml, overridden by the environment variable
+GENERATOR_SITE_URL (the publishing workflow passes the address GitHub Pages reports). Without one,
+no page carries an absolute address: canonical links, link-preview tags and the sitemap need one,
+and everything else works from any folder and from file://.
+
+The date is SOURCE_DATE_EPOCH when set, else the commit's date, never the clock: two builds of
+one commit are byte-identical. Outside a git checkout and without SOURCE_DATE_EPOCH a page shows
+neither date nor commit.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from . import __version__
+from .errors import UserError
+
+SITE_URL_ENV = "GENERATOR_SITE_URL"
+CARD_FILE = "social-card.png"
+CARD_SIZE = (1200, 630)
+_URL = re.compile(r"https?://[^\s/?#\"'<>]+(?:/[^\s?#\"'<>]*)?")
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """Facts about this build (not about speculative decoding) that pages print in their head and footer."""
+    site_url: str = ""  # absolute, ending in "/", or "" for none
+    date: str = ""  # YYYY-MM-DD, or "" when unknown
+    commit: str = ""  # the full hash, or "" outside a git checkout
+    version: str = __version__
+    content_licence: str = "CC BY 4.0"  # text, figures and data (LICENSE-CONTENT.md)
+    content_licence_url: str = "https://creativecommons.org/licenses/by/4.0/"
+    code_licence: str = "MIT"  # LICENSE
+
+    @property
+    def short_commit(self) -> str:
+        return self.commit[:12]
+
+    @property
+    def citation_date(self) -> str:
+        return self.date.replace("-", "/")
+
+    @property
+    def year(self) -> str:
+        return self.date[:4]
+
+    def address(self, url: str) -> str:
+        """A page's absolute address ("" without a site URL); the home page is the folder itself."""
+        if not self.site_url:
+            return ""
+        return self.site_url if url == "index.html" else self.site_url + url
+
+
+def site_url(configured: str, source: str) -> str:
+    """The site's address from the environment or site.yaml, checked and ending in "/"."""
+    from_env = os.environ.get(SITE_URL_ENV, "").strip()
+    value, where = (from_env, SITE_URL_ENV) if from_env else (configured.strip(), f"{source}: site_url")
+    if not value:
+        return ""
+    if not _URL.fullmatch(value):
+        raise UserError(f"{where}: must be an absolute http or https address such as "
+                        f"https://example.org/explainer/, not {value!r}")
+    return value if value.endswith("/") else value + "/"
+
+
+def source_date_epoch() -> int | None:
+    value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def commit_of(root: Path) -> tuple[str, int | None]:
+    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H %ct"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "", None
+    m = re.fullmatch(r"([0-9a-f]{40}) (\d+)\s*", done.stdout) if done.returncode == 0 else None
+    return (m.group(1), int(m.group(2))) if m else ("", None)
+
+
+def build_stamp(root: Path) -> tuple[str, str, int | None]:
+    """What a build's output depends on beyond its files: the address override, the date and the commit.
+    Part of the site's cache key, so a build with another address or commit is never served from cache."""
+    commit, commit_time = commit_of(root)
+    epoch = source_date_epoch()
+    return os.environ.get(SITE_URL_ENV, "").strip(), commit, epoch if epoch is not None else commit_time
+
+
+def build_info(url: str, stamp: tuple[str, str, int | None]) -> BuildInfo:
+    _, commit, epoch = stamp
+    date = time.strftime("%Y-%m-%d", time.gmtime(epoch)) if epoch is not None else ""
+    return BuildInfo(url, date, commit)
+
+
+def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
+    """sitemap.xml: every page's absolute address (and the build date, when known)."""
+    lastmod = f"<lastmod>{info.date}</lastmod>" if info.date else ""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    lines += [f"  <url><loc>{escape(info.address(url))}</loc>{lastmod}</url>" for url in urls]
+    lines.append("</urlset>")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def numbers_csv(numbers: list[dict]) -> bytes:
+    """numbers.json's per-profile numbers as one row per draft profile, every value an exact fraction."""
+    k = max((len(n["accept_rates"]) for n in numbers), default=0)
+    header = ["profile", "expected_tokens", "speedup", "frame_count"]
+    header += [f"accept_rate_position_{i}" for i in range(1, k + 1)]
+    header += [f"p_round_length_{n}" for n in range(1, k + 2)]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for n in numbers:
+        rates = list(n["accept_rates"]) + [""] * (k - len(n["accept_rates"]))
+        lengths = list(n["round_length_distribution"]) + [""] * (k + 1 - len(n["round_length_distribution"]))
+        writer.writerow([n["id"], n["expected_tokens"], n["speedup"], n["frame_count"], *rates, *lengths])
+    return out.getvalue().encode("utf-8")
+
+
+# --- strict build -------------------------------------------------------------------------------
+
+_ID = re.compile(r"""\sid=["']([^"']+)["']""")
+_ELSEWHERE = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
+_REF = re.compile(r"""<(a|link|img|script|source|area|iframe)\b[^>]*?\s(href|src)=["']([^"']*)["']""", re.I)
+
+
+def _source_of(rel: str, url: str, pages) -> str:
+    """The file the reader's author wrote that holds a link, with its line when the link is spelt there."""
+    page = next((p for p in pages if p.url == rel), None)
+    if page is None:
+        return f"site_src/templates/{rel}" if rel.endswith(".html") else rel
+    index = page.markdown.find(url)
+    if index < 0:
+        return str(page.source)
+    return f"{page.source}: line {page.body_line + page.markdown.count(chr(10), 0, index)}"
+
+
+def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
+    """(page, address, why) for every link or asset inside the site that leads nowhere.
+
+    The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
+    they are written, with a scan cheap enough for every build; `check` also covers what a build
+    cannot get wrong by itself (HTML structure, other origins, alt text)."""
+    import html
+    import posixpath
+    from urllib.parse import unquote, urlsplit
+
+    texts = {rel: data.decode("utf-8", errors="replace") for rel, data in files.items() if rel.endswith(".html")}
+    ids = {rel: set(_ID.findall(text)) for rel, text in texts.items()}
+    out = []
+    for rel, text in sorted(texts.items()):
+        for m in _REF.finditer(text):
+            url = html.unescape(m.group(3)).strip()
+            if not url or url == "#top" or _ELSEWHERE.match(url):
+                continue  # other origins, data: and mailto: are `check`'s business
+            if url.startswith("/"):
+                out.append((rel, url, "an absolute path breaks under a project subpath and on file://; make it relative"))
+                continue
+            parts = urlsplit(url)
+            target = rel
+            if parts.path:
+                joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
+                if joined == ".." or joined.startswith("../"):
+                    out.append((rel, url, "points outside the site"))
+                    continue
+                target = "index.html" if joined == "." else joined
+                if target not in files and f"{target}/index.html" in files:
+                    target = f"{target}/index.html"
+                if target not in files:
+                    out.append((rel, url, f"no such file {target}"))
+                    continue
+            fragment = unquote(parts.fragment)
+            if fragment and fragment != "top" and target in ids and fragment not in ids[target]:
+                out.append((rel, url, f"{target} has no element with id {fragment!r}"))
+    return out
+
+
+def strict_check(files: dict[str, bytes], pages) -> None:
+    """Fail the build, in one line, on the first internal link or anchor that leads nowhere."""
+    broken = broken_links(files)
+    if broken:
+        rel, url, why = broken[0]
+        raise UserError(f"{_source_of(rel, url, pages)}: broken link {url!r}: {why}")
