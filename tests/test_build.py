@@ -397,3 +397,29 @@ def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subp
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(project, tmp_path, monkeypatch):
+    """Adding a figure touches figures.py, figure_registry.py and the page that shows it, nothing else:
+    the entry below reuses a drawing function, the page names the figure through the views, and the
+    build draws it, the manifest lists it and check finds it shown."""
+    import generator.figure_registry as registry
+    from generator.commands.check import check_site
+
+    def inputs(facts):
+        return {"labels": [f"position {i}" for i in range(1, facts.k + 1)],
+                "rates": [(p.name, list(p.accept_rates)) for p in facts.profiles]}
+
+    entry = registry.FigureSpec("acceptance-again", "acceptance_bars", "site", inputs)
+    monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, entry))
+    # the plan is cached by the registry's source, which a monkeypatch does not change: plan afresh
+    monkeypatch.setattr(B, "figure_plan", lambda config, facts, cache: tuple(j.ref for j in registry.jobs(facts)))
+    page = project / "site_src" / "pages" / "index.md"
+    page.write_text(page.read_text(encoding="utf-8") + '\n{{ widget("figure", name=site.figure["acceptance-again"]) }}\n',
+                    encoding="utf-8")
+    report = B.build(project, tmp_path / "site")
+    assert report.rendered == 1
+    manifest = json.loads((tmp_path / "site" / "figures" / "manifest.json").read_text())["figures"]
+    assert manifest["acceptance-again"]["inputs"]["function"] == "acceptance_bars"
+    assert 'src="figures/acceptance-again.svg"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert [str(p) for p in check_site(tmp_path / "site")] == []

@@ -172,3 +172,19 @@ def test_no_module_below_build_imports_build():
     for path in (ROOT / "generator").rglob("*.py"):
         if path.parent.name != "commands" and path.name not in ("build.py", "__main__.py"):
             assert "build" not in _imports(path), path
+
+
+def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(facts):
+    """The registry names drawing functions (planning a figure never imports matplotlib); this binds each
+    name to figures.py and each job's arguments to the function's signature, so a renamed function or a
+    renamed parameter fails here rather than when a figure is next drawn."""
+    import inspect
+
+    from generator import figure_registry, figures
+
+    jobs = figure_registry.jobs(facts)
+    assert {j.ref.key for j in jobs} == {spec.key for spec in figure_registry.REGISTRY}
+    for job in jobs:
+        draw = figure_registry.drawing_function(job.ref.function)
+        assert inspect.isfunction(draw) and draw.__module__ == figures.__name__, job.ref.function
+        inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
