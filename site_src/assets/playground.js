@@ -232,12 +232,18 @@ function init(root) {
   const temperature = () => (mode() === "greedy" ? 0 : Number(tInput.value));
   const k = () => Number(kInput.value);
 
-  async function pairFor(kind) {
-    if (!pairs[kind]) {
-      await loadScript(`assets/playground-models-${kind}.js`);
+  function loadedPair(kind) {
+    if (!pairs[kind] && window.PlaygroundModels && window.PlaygroundModels[kind]) {
       pairs[kind] = { ...Core.loadModels(window.PlaygroundModels[kind]), source: "build" };
     }
     return pairs[kind];
+  }
+
+  // The pair for a corpus; synchronous once its models are loaded, so a click's output is there
+  // as soon as the click has been handled.
+  async function pairFor(kind) {
+    if (!loadedPair(kind)) await loadScript(`assets/playground-models-${kind}.js`);
+    return loadedPair(kind);
   }
 
   function reset() {
@@ -287,7 +293,7 @@ function init(root) {
   async function step(oneRound) {
     if (busy) return;
     const kind = corpus();
-    const pair = await pairFor(kind);
+    const pair = loadedPair(kind) || await pairFor(kind);
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
     const goal = Core.chars(state.text).length + data.generate_chars;
@@ -332,7 +338,7 @@ function init(root) {
   }
 
   async function check() {
-    const pair = await pairFor(corpus());
+    const pair = loadedPair(corpus()) || await pairFor(corpus());
     const field = $("pg-samples");  // its min, max and first value are the site's settings
     const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
     const t = temperature();
