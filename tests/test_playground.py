@@ -488,3 +488,11 @@ def test_characters_outside_the_bmp_are_one_character_each():
     target, _ = pg.load_pair(pair)
     row = target.row("the \U0001F600")
     assert abs(row.sum() - 1) < 1e-12 and len(row) == len(corpus.vocab)
+
+
+
+def test_repricing_a_playground_gives_what_building_it_under_that_cost_model_gives(texts, orders, built):
+    again = pg.build_playground(texts, orders, SEED, ROUNDS, "1/7", "1")
+    assert again != built  # the cost model does change the speedups, best K and prediction
+    assert pg.repriced(built, "1/7", "1") == again
+    assert pg.repriced(again, 0.1, 1.0) == built

@@ -85,18 +85,24 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
         batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
         verified = batch.reached.sum(axis=0)
         kept = (batch.accepted & batch.reached).sum(axis=0)
-        chars = float(batch.committed.mean())
-        cost = k * draft_step + verify_step
         per_k.append({
             "k": k,
             "rounds": int(len(batch.committed)),
             "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
             "verified_by_position": [int(v) for v in verified],
             "acceptance": float(kept.sum() / verified.sum()),
-            "chars_per_round": chars,
-            "round_cost": cost,
-            "speedup": chars / cost,
+            "chars_per_round": float(batch.committed.mean()),
         })
+    return price({"per_k": per_k}, draft_step, verify_step)
+
+
+def price(measured: dict, draft_step: float, verify_step: float) -> dict:
+    """Each K's round cost and speedup, and the best K, under a cost model: the only part of the measured
+    rounds that depends on it, so another cost model needs no model trained and no round run again."""
+    per_k = []
+    for row in measured["per_k"]:
+        cost = row["k"] * draft_step + verify_step
+        per_k.append({**row, "round_cost": cost, "speedup": row["chars_per_round"] / cost})
     best = max(per_k, key=lambda m: m["speedup"])
     return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"]}
 
@@ -191,6 +197,16 @@ def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int
         "seed": seed,
         "comparison": compare_kinds({kind: p["measurements"] for kind, p in pairs.items()}),
     }
+
+
+def repriced(data: dict, draft_step, verify_step) -> dict:
+    """build_playground's result under another cost model (floats, Fractions or "1/10" strings)."""
+    ds, vs = _number(draft_step), _number(verify_step)
+    pairs = {}
+    for kind, p in data["pairs"].items():
+        measured = price(p["measurements"], ds, vs)
+        pairs[kind] = {**p, "measurements": measured, "prediction": prediction(measured, ds, vs)}
+    return {**data, "pairs": pairs, "cost_model": {"draft_step": ds, "verify_step": vs}}
 
 
 def numbers(data: dict) -> dict:
