@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -31,6 +32,12 @@ def parser(chosen: str | None = None) -> argparse.ArgumentParser:
     return top
 
 
+def one_line(message: str) -> str:
+    """The message on one line, naming files in the working directory as the person typed them (data/site.yaml)."""
+    here = os.path.join(os.getcwd(), "")
+    return " ".join(message.replace(here, "").split("\n"))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), None)
@@ -39,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return module.run(args)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

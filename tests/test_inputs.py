@@ -80,6 +80,7 @@ def test_an_alias_bomb_as_the_site_title_is_refused_at_once_without_expanding_it
     done = fresh_process(project, "build", timeout=30)  # before the fix this grew past 2 GB and never answered
     assert done.returncode == 2, done.stderr[:2000]
     line = one_line_error(done.stderr, "data/site.yaml")
+    assert line.startswith("error: data/site.yaml: line ")  # named as the person knows it, not by absolute path
     assert "alias" in line and "title" in line
     assert not (project / "build").exists()
 
@@ -196,9 +197,9 @@ def test_a_page_whose_slug_takes_another_pages_file_is_refused(project, monkeypa
 
 
 def test_a_page_listed_twice_is_refused(project, monkeypatch, capsys):
-    edit(project / "data" / "site.yaml", "  - limits\n", "  - limits\n  - cost\n")
-    line = refuses(project, monkeypatch, capsys, "data/site.yaml: pages[")
-    assert "'cost' is listed twice" in line
+    edit(project / "data" / "site.yaml", "pages:\n  - index\n", "pages:\n  - index\n  - index\n")
+    line = refuses(project, monkeypatch, capsys, "data/site.yaml: pages[1]: ")
+    assert "'index' is listed twice" in line
 
 
 def test_a_slug_that_would_replace_the_404_page_or_leave_the_folder_is_refused(project, monkeypatch, capsys):
