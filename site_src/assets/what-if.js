@@ -66,6 +66,7 @@
       calcAlpha: part("calc-alpha"), calcK: part("calc-k"), calcC: part("calc-c"),
       calcAlphaValue: part("calc-alpha-value"), calcKValue: part("calc-k-value"), calcCValue: part("calc-c-value"),
       calcSummary: part("calc-summary"), calcCurve: part("calc-curve"), calcCaption: part("calc-caption"),
+      calcUseEditor: part("calc-use-editor"), calcCompare: part("calc-compare"),
     };
     const defaultTokens = data.tokens;
 
@@ -388,6 +389,7 @@
         el("dd", {}, readout("speedup", r.speedup, { suffix: "\u00d7", digits: 2 })));
       const fragment = W.fragmentFor(state, defaultTokens);
       ui.link.setAttribute("href", fragment);
+      compareWithEditor();
       return fragment;
     }
 
@@ -554,7 +556,7 @@
       }
       root.append(svg("line", { x1: left, x2: width - right, y1: y(1), y2: y(1), class: "wi-one" }));
       for (let k = 1; k <= curve.length; k++) {
-        if (k === 1 || k % 5 === 0 || k === curve.length) {
+        if (k === 1 || (k % 5 === 0 && curve.length - k >= 3) || k === curve.length) {
           root.append(svg("text", { x: x(k), y: height - bottom + 16, class: "wi-axis-label", "text-anchor": "middle" }, String(k)));
         }
       }
@@ -571,6 +573,41 @@
     }
 
     for (const input of [ui.calcAlpha, ui.calcK, ui.calcC]) input.addEventListener("input", () => renderCalculator(true));
+
+    // The editor's round beside the closed form at its mean acceptance rate: equal exactly when every
+    // position accepts alike and verification costs one target step, an approximation otherwise.
+    function editorMean() {
+      return W.div(W.sum(results.acceptRates), W.fromInt(results.acceptRates.length));
+    }
+
+    function compareWithEditor() {
+      if (!results) return;
+      const v = valid.cost.verifyStep;
+      if (!W.eq(v, W.ONE)) {
+        ui.calcCompare.replaceChildren("The closed form assumes verification costs one target step; set the editor's verification step to 1 to compare the two.");
+        return;
+      }
+      const mean = editorMean();
+      const closed = W.leviathanSpeedup(mean, results.k, valid.cost.draftStep);
+      const alike = results.acceptRates.every((a) => W.eq(a, results.acceptRates[0]));
+      const same = W.eq(closed, results.speedup);
+      ui.calcCompare.replaceChildren(
+        `The editor's round, K = ${results.k}: the closed form at its ${alike ? "" : "mean "}acceptance rate ${W.format(mean)} gives `,
+        readout("calc-editor-closed-form", closed, { suffix: "\u00d7", digits: 2 }),
+        ", the exact round ",
+        readout("calc-editor-speedup", results.speedup, { suffix: "\u00d7", digits: 2 }),
+        same ? ": the same number, since every position accepts alike." :
+          `: ${alike ? "they differ" : "the rates differ by position, so the closed form is only an approximation"}.`);
+    }
+
+    ui.calcUseEditor.addEventListener("click", () => {
+      const grid = W.fromInt(calc.steps);
+      const onGrid = (f) => String(Math.round(W.toNumber(W.mul(f, grid))));
+      ui.calcAlpha.value = onGrid(W.min(editorMean(), W.ONE));
+      ui.calcC.value = onGrid(W.min(W.div(valid.cost.draftStep, valid.cost.verifyStep), W.ONE));
+      ui.calcK.value = String(Math.min(results.k, Number(ui.calcK.max)));
+      renderCalculator(true);
+    });
 
     // --- start -----------------------------------------------------------------------------------
 

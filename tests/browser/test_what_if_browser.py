@@ -319,6 +319,24 @@ def test_the_calculator_agrees_with_the_editor_where_every_position_accepts_alik
     page.fill("#wi-calc-c", "15")
     page.fill("#wi-calc-k", "4")
     assert readouts(page)["calc-speedup"] == editor["speedup"]
+    got = readouts(page)
+    assert got["calc-editor-closed-form"] == got["calc-editor-speedup"] == editor["speedup"]
+    assert "the same number" in page.locator('[data-wi="calc-compare"]').text_content()
+    page.fill("#wi-calc-alpha", "10")
+    page.click('[data-wi="calc-use-editor"]')
+    assert readouts(page)["calc-speedup"] == editor["speedup"]
+
+
+def test_where_the_rates_differ_by_position_the_closed_form_is_called_an_approximation(page, tmp_path):
+    open_editor(page)
+    got = readouts(page)
+    rates = [Fraction(got[f"accept-rate-{i}"]) for i in range(1, 6)]
+    mean = sum(rates) / len(rates)
+    assert got["calc-editor-closed-form"] == str(analysis.leviathan_speedup(mean, 5, Fraction(1, 10)))
+    assert got["calc-editor-closed-form"] != got["calc-editor-speedup"] == got["speedup"]
+    assert "only an approximation" in page.locator('[data-wi="calc-compare"]').text_content()
+    page.fill("#wi-verify-step", "2")
+    assert "set the editor's verification step to 1" in page.locator('[data-wi="calc-compare"]').text_content()
 
 
 def test_without_javascript_the_page_shows_its_tables_and_one_note(browser, origin):
