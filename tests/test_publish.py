@@ -84,7 +84,8 @@ def sites(tmp_path_factory):
 
 
 def pages_of(root: Path) -> list[str]:
-    return [f"{slug}.html" for slug in load_config(root / "data" / "site.yaml").pages]
+    config = load_config(root / "data" / "site.yaml")
+    return [f"{slug}.html" for slug in (*config.pages, *config.appendix)]
 
 
 SOCIAL = ("og:title", "og:description", "og:image", "og:url", "twitter:card", "twitter:image")
@@ -206,14 +207,18 @@ def test_the_favicon_is_an_svg_in_the_site_colours(sites):
     assert svg.startswith("<svg") and accent in svg and "prefers-color-scheme: dark" in svg
 
 
+def colophon(page: Path) -> str:
+    return re.search(r'<p class="colophon">(.*?)</p>', page.read_text(encoding="utf-8"), re.S).group(1)
+
+
 def test_citation_tags_everywhere_and_the_build_date_from_source_date_epoch(sites):
     root, plain, published = sites
     h = head(published / "speedup.html")
     assert h.meta["citation_title"] and h.meta["citation_author"]
     assert h.meta["citation_publication_date"] == "2026/01/01"
-    assert "built 2026-01-01" in (published / "speedup.html").read_text(encoding="utf-8")
+    assert ", built 2026-01-01." in colophon(published / "speedup.html")
     # no git checkout here and no SOURCE_DATE_EPOCH: the clock is never used, so no date at all
-    assert "built " not in (plain / "speedup.html").read_text(encoding="utf-8")
+    assert "built" not in colophon(plain / "speedup.html") and "licenses/by/4.0" in colophon(plain / "speedup.html")
     assert "citation_publication_date" not in head(plain / "speedup.html").meta
 
 
