@@ -110,6 +110,7 @@ def _roofline(facts: Facts) -> dict:
     return dict(
         positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
         compute_ms=r.compute_ms_per_position, model_label=r.model_label, knee=r.crossover_positions,
+        draft_positions=facts.k, draft_ms=facts.roofline_verify_ms,
     )
 
 
