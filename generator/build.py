@@ -494,7 +494,6 @@ def render_site(
         "build_info": info, "figure_functions": {ref.name: ref.function for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
         "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
-        **{p.id: p for p in site.profiles},  # until every page loops over site.profiles instead
     }
     variables["what_if"] = editor_data(facts)
     variables["what_if_json"] = json_for_script(variables["what_if"])

@@ -53,6 +53,7 @@ class ProfileFacts:
     speedup: Fraction
     authored_round: Round
     sampled_rounds: tuple[Round, ...]
+    drawn_rounds: tuple[tuple[str, Round], ...]  # ("accepted" | "rejected", a round a uniform draw decided)
     positions: tuple[PositionFacts, ...]
     frame_count_bounds: tuple[int, int]
     convergence: ConvergenceCase
@@ -281,6 +282,30 @@ def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stre
     return tuple(chosen)
 
 
+def drawn_rounds(
+    profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int
+) -> tuple[tuple[str, Round], ...]:
+    """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
+    sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
+    the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
+    rng = np.random.default_rng(seed)
+    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(skip, stream_length))][skip:]
+
+    def drawn(r: Round, verdict: str) -> bool:
+        return any(f.verdict == verdict and f.u is not None for f in r.frames)
+
+    wanted = {
+        "accepted": lambda r: drawn(r, "accepted") and not drawn(r, "rejected"),
+        "rejected": lambda r: drawn(r, "rejected"),
+    }
+    out = []
+    for name, test in wanted.items():
+        found = next((r for r in stream if test(r)), None)
+        if found is not None:
+            out.append((name, found))
+    return tuple(out)
+
+
 def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...]:
     out = []
     for i, (t, q) in enumerate(zip(profiles.target, draft.distributions)):
@@ -316,6 +341,9 @@ def profile_facts(
         partial_products=tuple(partials), expected_accepted_drafts=n.expected_accepted_drafts,
         round_cost=n.round_cost, speedup=n.speedup,
         authored_round=authored, sampled_rounds=sampled,
+        drawn_rounds=drawn_rounds(
+            profiles, draft, config.seeds.sampled_rounds + index, mc.sampled_rounds, mc.sampled_stream_rounds
+        ),
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,

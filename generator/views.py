@@ -12,7 +12,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from .engine import Frame, Round
-from .facts import Facts, FigureRef, Notable, ProfileFacts, SpeedupPanel
+from .facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,38 @@ def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, .
 
 
 @dataclass(frozen=True)
+class Bar:
+    """One token's row in a check frame: the target's p and the draft's q (and, where a rejection uses it, the
+    residual), each with a bar length in percent of the longest bar in that frame."""
+    token: str
+    p: Fraction
+    q: Fraction
+    residual: Fraction | None
+    p_length: float
+    q_length: float
+    residual_length: float | None
+    proposed: bool
+
+
+def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
+    """p and q over every token at a check frame's position; the residual too when this check rejects."""
+    if f.kind != "verify" or position is None or position.draft is None:
+        return ()
+    residual = f.residual if f.verdict == "rejected" else None
+    scale = max(*position.target, *position.draft, *(residual or ()))
+
+    def length(x: Fraction) -> float:
+        return round(float(x / scale) * 100, 3) if scale else 0.0
+
+    return tuple(
+        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i],
+            length(position.target[i]), length(position.draft[i]),
+            None if residual is None else length(residual[i]), i == f.proposal)
+        for i, t in enumerate(tokens)
+    )
+
+
+@dataclass(frozen=True)
 class FrameView:
     id: str  # the HTML anchor, e.g. "frame-divergent-authored-4"
     number: int  # 1-based within its round
@@ -64,6 +96,7 @@ class FrameView:
     committed: tuple[str, ...]
     chips: tuple[Chip, ...]
     certain: bool  # the verdict needed no draw
+    bars: tuple[Bar, ...] = ()  # p and q over every token, in a check frame
 
     @property
     def residual_intervals(self) -> tuple[Interval, ...]:
@@ -132,12 +165,13 @@ class _Delegates:
 class ProfileView(_Delegates):
     facts: ProfileFacts
     authored: RoundView
+    drawn: tuple[RoundView, ...]  # rounds a uniform draw decided: kept by the draw, rejected by the draw
     sampled: tuple[RoundView, ...]
     figures: Mapping[str, str]  # registry key -> figure name, e.g. "convergence" -> "convergence-aligned"
 
     @property
     def rounds(self) -> tuple[RoundView, ...]:
-        return (self.authored, *self.sampled)
+        return (self.authored, *self.drawn, *self.sampled)
 
     @property
     def frame_count(self) -> int:
@@ -217,7 +251,9 @@ def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
     return tuple(out)
 
 
-def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens) -> FrameView:
+def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens,
+               positions: tuple[PositionFacts, ...] = ()) -> FrameView:
+    position = next((v for v in positions if v.position == f.position), None)
     return FrameView(
         id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
         position=f.position, proposal=_token(tokens, f.proposal),
@@ -227,12 +263,15 @@ def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, 
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
         bonus=_token(tokens, f.bonus), bonus_u=_float(f.bonus_u),
         committed=tuple(tokens[t] for t in f.committed), chips=chips(f, r, tokens),
-        certain=f.kind == "verify" and f.u is None,
+        certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens),
     )
 
 
-def round_view(profile_id: str, round_id: str, label: str, r: Round, tokens) -> RoundView:
-    frames = tuple(frame_view(profile_id, round_id, n, f, r, tokens) for n, f in enumerate(r.frames, start=1))
+def round_view(profile_id: str, round_id: str, label: str, r: Round, tokens,
+               positions: tuple[PositionFacts, ...] = ()) -> RoundView:
+    frames = tuple(
+        frame_view(profile_id, round_id, n, f, r, tokens, positions) for n, f in enumerate(r.frames, start=1)
+    )
     return RoundView(
         round_id, label, tuple(tokens[x] for x in r.proposals), tuple(tokens[x] for x in r.committed),
         r.accepted, _token(tokens, r.bonus), frames,
@@ -243,12 +282,19 @@ def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str
     return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
 
 
+DRAWN_LABELS = {"accepted": "Kept by the draw", "rejected": "Rejected by the draw"}
+
+
 def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:
     return ProfileView(
         facts=p,
-        authored=round_view(p.id, "authored", "The authored round", p.authored_round, tokens),
+        authored=round_view(p.id, "authored", "The worked round", p.authored_round, tokens, p.positions),
+        drawn=tuple(
+            round_view(p.id, f"draw-{verdict}", DRAWN_LABELS[verdict], r, tokens, p.positions)
+            for verdict, r in p.drawn_rounds
+        ),
         sampled=tuple(
-            round_view(p.id, f"sampled-{j}", f"Sampled round {j}", r, tokens)
+            round_view(p.id, f"sampled-{j}", f"Sampled round {j}", r, tokens, p.positions)
             for j, r in enumerate(p.sampled_rounds, start=1)
         ),
         figures=figures,

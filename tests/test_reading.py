@@ -6,7 +6,6 @@ import pytest
 import yaml
 from reading_budget import reading_order, visible_words
 
-from generator.build import build
 from support import ROOT
 
 BUDGET = 4000  # visible words of <main> over the whole main path, widgets' insides not counted (issue 9)
@@ -14,10 +13,8 @@ CONFIG = yaml.safe_load((ROOT / "data" / "site.yaml").read_text(encoding="utf-8"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reading") / "build"
-    build(ROOT, out)
-    return out
+def site(site_dir):
+    return site_dir
 
 
 def main_text(site: Path, slug: str) -> str:

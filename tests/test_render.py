@@ -62,10 +62,10 @@ def test_a_listed_page_must_exist_and_every_page_must_be_listed(tmp_path):
 
 
 BROKEN = {
-    "an undefined attribute": ("{{ aligned.no_such_number }}", "index.md: line 6: ", "no attribute 'no_such_number'"),
-    "a syntax error": ("{{ aligned.name ", "index.md: line 6: ", "unexpected end of template"),
+    "an undefined attribute": ("{{ site.profiles[0].no_such_number }}", "index.md: line 6: ", "no attribute 'no_such_number'"),
+    "a syntax error": ("{{ site.profiles[0].name ", "index.md: line 6: ", "unexpected end of template"),
     "an unknown widget": ('{{ widget("nope") }}', "index.md: line 6: ", "unknown widget 'nope'"),
-    "a filter misused": ("{{ aligned.speedup | frac(3) }}", "index.md: line 6: ", "TypeError"),
+    "a filter misused": ("{{ site.profiles[0].speedup | frac(3) }}", "index.md: line 6: ", "TypeError"),
 }
 
 

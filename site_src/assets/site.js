@@ -64,10 +64,20 @@
       status.textContent = "Frame " + (state.f + 1) + " of " + round.frames.length + ": " + frame.title;
     }
 
-    function go(f) {
+    // Every step the reader takes puts the frame in the address, so it can be linked and the back button
+    // steps back; Play only replaces the address, so one press of Back leaves the round it played.
+    function remember(how) {
+      const id = current().frame.id;
+      if (decodeURIComponent(window.location.hash.slice(1)) === id) return;
+      if (how === "replace") window.history.replaceState(null, "", "#" + id);
+      else window.history.pushState(null, "", "#" + id);
+    }
+
+    function go(f, how) {
       const { round } = current();
       state.f = Math.max(0, Math.min(round.frames.length - 1, f));
       render();
+      remember(how || "push");
     }
 
     function stop() {
@@ -84,7 +94,7 @@
       root.classList.add("is-playing");
       timer = window.setInterval(() => {
         if (state.f >= current().round.frames.length - 1) stop();
-        else go(state.f + 1);
+        else go(state.f + 1, "replace");
       }, PLAY_INTERVAL_MS);
     }
 
@@ -95,6 +105,7 @@
       state.f = 0;
       fillRounds();
       render();
+      remember("push");
     }
 
     function chooseRound(ri) {
@@ -102,6 +113,7 @@
       state.r = (ri + profiles[state.p].rounds.length) % profiles[state.p].rounds.length;
       state.f = 0;
       render();
+      remember("push");
     }
 
     function showFrameFromHash(focus) {
@@ -155,6 +167,15 @@
       }
     });
     window.addEventListener("hashchange", () => showFrameFromHash(true));
+    window.addEventListener("popstate", () => {
+      if (where.has(decodeURIComponent(window.location.hash.slice(1)))) showFrameFromHash(false);
+      else {
+        stop();
+        [state.p, state.r, state.f] = [0, 0, 0];
+        fillRounds();
+        render();
+      }
+    });
 
     root.classList.add("is-enhanced");
     controls.hidden = false;

@@ -114,14 +114,14 @@ def test_switching_profile_and_round_shows_that_rounds_first_frame(page, origin)
     assert page.get_attribute("button[data-profile='aligned']", "aria-pressed") == "false"
     expect_frame(page, "divergent", "authored", 1, 5)
     page.click("[data-action='another']")
-    total = page.locator("#rounds-divergent-sampled-1 .frame").count()
-    expect_frame(page, "divergent", "sampled-1", 1, total)
+    total = page.locator("#rounds-divergent-draw-accepted .frame").count()
+    expect_frame(page, "divergent", "draw-accepted", 1, total)
     assert page.input_value("[data-round-select]") == "1"
     page.select_option("[data-round-select]", label="Sampled round 3")
     total = page.locator("#rounds-divergent-sampled-3 .frame").count()
     expect_frame(page, "divergent", "sampled-3", 1, total)
     labels = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
-    assert labels[0] == "The authored round" and labels[1] == "Sampled round 1"
+    assert labels[:4] == ["The worked round", "Kept by the draw", "Rejected by the draw", "Sampled round 1"]
 
 
 def test_reset_returns_to_the_first_frame(page, origin):
