@@ -21,8 +21,12 @@ class ConfigError(UserError):
 
 # Range-checked kinds of number: a field's annotation names one, and _coerce checks it.
 Seed = int  # a random seed: a whole number >= 0
-Count = int  # how many of something: a whole number >= 1
-Positive = float  # a measured quantity: finite and > 0
+Count = int  # how many of something: a whole number from 1 to MAX_COUNT
+Small = int  # a length, an order or a number of processes: 1 to MAX_SMALL (work grows fast with it)
+Positive = float  # a measured quantity: finite, from MIN_POSITIVE to MAX_POSITIVE, so products stay finite
+MAX_COUNT = 10**7
+MAX_SMALL = 64
+MIN_POSITIVE, MAX_POSITIVE = 1e-30, 1e30
 Share = float  # a probability strictly between 0 and 1
 Rate = Fraction  # an exact acceptance rate: 0 <= alpha < 1
 Cost = Fraction  # an exact relative cost: >= 0
@@ -53,7 +57,7 @@ class Speedup:
     """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
     alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
     costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
-    max_k: Count = 16
+    max_k: Small = 16
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class WhatIf:
 
 @dataclass(frozen=True)
 class Build:
-    workers: Count = 2  # processes that draw figures
+    workers: Small = 2  # processes that draw figures
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,8 @@ class CorpusSettings:
     package: str = ""  # an installed distribution pinned in pyproject.toml; empty: files beside site.yaml
     files: str = ""  # a glob inside the package, or relative to the folder of site.yaml
     books: tuple[int, ...] = ()  # for a pythonbible text module: the books to take, in this order
-    target_order: Count = 5  # context length + 1
-    draft_order: Count = 3
+    target_order: Small = 5  # context length + 1
+    draft_order: Small = 3
     min_count: Count = 6  # contexts seen fewer times are left out of the export
 
 
@@ -105,7 +109,7 @@ class Playground:
     seed: Seed = 20240605
     rounds: Count = 2000  # measured rounds per draft length and kind of text
     generate_chars: Count = 120  # how much one press of Generate writes
-    max_k: Count = 8  # draft lengths measured and offered by the K slider: 1 .. max_k
+    max_k: Small = 8  # draft lengths measured and offered by the K slider: 1 .. max_k
     check_draws: Count = 3000  # the distribution check's draws, as the page first offers them
     check_draws_min: Count = 100  # the fewest and most draws a reader may ask the check for
     check_draws_max: Count = 20000
@@ -178,13 +182,16 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
     name = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
     if name in _NESTED:
         return _build(_NESTED[name], value, source, place)
-    if name in ("int", "Seed", "Count"):
+    if name in ("int", "Seed", "Count", "Small"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{source}: {place}: must be a whole number, not {shown(value)}")
         if name == "Seed" and value < 0:
-            raise ConfigError(f"{source}: {place}: a seed must be 0 or more, not {value}")
-        if name == "Count" and value < 1:
-            raise ConfigError(f"{source}: {place}: must be at least 1, not {value}")
+            raise ConfigError(f"{source}: {place}: a seed must be 0 or more, not {shown(value)}")
+        if name in ("Count", "Small") and value < 1:
+            raise ConfigError(f"{source}: {place}: must be at least 1, not {shown(value)}")
+        top = {"Count": MAX_COUNT, "Small": MAX_SMALL}.get(name)
+        if top is not None and value > top:
+            raise ConfigError(f"{source}: {place}: must be at most {top:,}, not {shown(value)}")
         return value
     if name in ("float", "Positive", "Share"):
         if isinstance(value, str) and value.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity"):
@@ -200,6 +207,9 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
             raise ConfigError(f"{source}: {place}: {shown(value)} is too large") from None
         if name == "Positive" and not (math.isfinite(value) and value > 0):
             raise ConfigError(f"{source}: {place}: must be a finite number above 0, not {shown(value)}")
+        if name == "Positive" and not MIN_POSITIVE <= value <= MAX_POSITIVE:
+            raise ConfigError(f"{source}: {place}: must lie between {MIN_POSITIVE:g} and {MAX_POSITIVE:g}, "
+                              f"not {shown(value)}")
         if name == "Share" and not 0 < value < 1:
             raise ConfigError(f"{source}: {place}: must lie strictly between 0 and 1, not {shown(value)}")
         return value
