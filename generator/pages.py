@@ -197,14 +197,84 @@ def _mathml(content: str, display: str) -> str:
     return latex_to_mathml(content, display=display)
 
 
-def _math(content: str, options: dict) -> str:
-    display = "block" if options.get("display_mode") else "inline"
-    mathml = _mathml(content, display)
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """The brace group (or single character) starting at tex[i], without its braces, and where it ends."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex) or tex[i] != "{":
+        return tex[i:i + 1], i + 1
+    depth = 0
+    for j in range(i, len(tex)):
+        depth += {"{": 1, "}": -1}.get(tex[j], 0)
+        if depth == 0:
+            return tex[i + 1:j], j + 1
+    return tex[i + 1:], len(tex)
+
+
+_FRAC = re.compile(r"\\[dt]?frac(?![a-zA-Z])")
+_SIMPLE = re.compile(r"[0-9.]+|\\?[a-zA-Z]+(?:_\{?\w+\}?)?(?:\([^()]*\))?|\\mathbb\{\w\}\[\w\]")
+
+
+def slash_fractions(tex: str) -> str:
+    """\\frac{a}{b} as a/b, for a formula inside a sentence: a stacked fraction there shrinks its digits to
+    about two thirds of the text (7 px on a phone); a part with more than one term gets parentheses."""
+    out, i = [], 0
+    while (m := _FRAC.search(tex, i)) is not None:
+        top, j = _group(tex, m.end())
+        bottom, j = _group(tex, j)
+        parts = []
+        for part in (slash_fractions(top), slash_fractions(bottom)):
+            part = part.strip()
+            parts.append(part if _SIMPLE.fullmatch(part) else f"\\left({part}\\right)")
+        out.append(f"{tex[i:m.start()]}{{{parts[0]}/{parts[1]}}}")
+        i = j
+    return "".join(out) + tex[i:]
+
+
+_BREAK = re.compile(r"\\left\b|\\right\b|[{}()\[\]]|=|\+|-|\\approx\b|\\le\b|\\ge\b|<|>")
+
+
+def equation_lines(tex: str) -> list[str]:
+    """A display equation cut before each top-level =, + or - (never inside braces or \\left...\\right),
+    so that a phone can wrap it there instead of hiding its end in a scroll box."""
+    pieces, start, depth = [], 0, 0
+    for m in _BREAK.finditer(tex):
+        token = m.group(0)
+        if token in ("{", "(", "[", "\\left"):
+            depth += 1
+        elif token in ("}", ")", "]", "\\right"):
+            depth -= 1
+        elif depth == 0 and tex[start:m.start()].strip():
+            pieces.append(tex[start:m.start()])
+            start = m.start()
+    pieces.append(tex[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _checked(content: str, tex: str, display: str) -> str:
+    mathml = _mathml(tex, display)
     unknown = _UNKNOWN_MACRO.search(mathml)
     if unknown:
         # latex2mathml prints a macro it does not know as its own name: the reader would see "\\foo"
         raise MarkupProblem(f"unknown LaTeX macro \\{unknown.group(1)} in ${content.strip()}$", f"\\{unknown.group(1)}")
     return mathml
+
+
+def _math(content: str, options: dict) -> str:
+    if not options.get("display_mode"):
+        return _checked(content, slash_fractions(content), "inline")
+    lines = equation_lines(content)
+    if len(lines) < 2:
+        return _checked(content, content, "block")
+    # One <math> per piece: each keeps display size, and the line may wrap between pieces. An operator
+    # that opens a piece stays a binary operator (form="infix"), spaced as it was in the whole equation.
+    parts = []
+    for n, line in enumerate(lines):
+        mathml = _checked(content, line, "block").replace('display="block"', 'display="block" class="part"', 1)
+        if n:
+            mathml = re.sub(r"<mo>", '<mo form="infix">', mathml, count=1)
+        parts.append(mathml)
+    return "<wbr>".join(parts)
 
 
 def markdown_renderer() -> MarkdownIt:
