@@ -231,11 +231,11 @@ def slash_fractions(tex: str) -> str:
     return "".join(out) + tex[i:]
 
 
-_BREAK = re.compile(r"\\left\b|\\right\b|[{}()\[\]]|=|\+|-|\\approx\b|\\le\b|\\ge\b|<|>")
+_BREAK = re.compile(r"\\left\b|\\right\b|[{}()\[\]]|=|\+|-|\\approx\b|\\le\b|\\ge\b|<|>|\\q?quad\b")
 
 
 def equation_lines(tex: str) -> list[str]:
-    """A display equation cut before each top-level =, + or - (never inside braces or \\left...\\right),
+    """A display equation cut before each top-level =, +, - or \\quad (never inside braces or brackets),
     so that a phone can wrap it there instead of hiding its end in a scroll box."""
     pieces, start, depth = [], 0, 0
     for m in _BREAK.finditer(tex):

@@ -426,3 +426,11 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(pro
     assert manifest["acceptance-again"]["inputs"]["function"] == "acceptance_bars"
     assert 'src="figures/acceptance-again.svg"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert [str(p) for p in check_site(tmp_path / "site")] == []
+
+
+def test_the_404_page_has_the_site_look_in_an_inline_style_its_csp_allows_by_hash(site):
+    page = (site[0] / "build" / "404.html").read_text()
+    style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    assert f"style-src 'sha256-{digest}'" in page
+    assert "prefers-color-scheme: dark" in style and "system-ui" in style
