@@ -77,31 +77,77 @@ def luminance(rgb) -> float:
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
-@pytest.mark.parametrize("width", [390, 1280])
-def test_in_dark_mode_no_figure_is_a_bright_card(browser, origin, page_name, width):
+def card_colours(page) -> list[tuple[str, tuple[int, int, int]]]:
+    """Each visible figure's card colour as the screen shows it: its most common pixel (the rest is marks and text)."""
     from PIL import Image
 
+    found = []
+    figures = page.locator(".figure img")
+    for i in range(figures.count()):
+        img = figures.nth(i)
+        if not img.is_visible():
+            continue
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img.element_handle())
+        shot = Image.open(io.BytesIO(img.screenshot())).convert("RGB")
+        _, colour = max(shot.getcolors(shot.width * shot.height))
+        found.append((img.evaluate("img => img.currentSrc.split('/').pop()"), colour))
+    return found
+
+
+def brighter_than_surface(page, cards) -> list[str]:
+    surface = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--surface').trim()")
+    rgb = tuple(int(surface[i:i + 2], 16) for i in (1, 3, 5))
+    return [f"{src} shows a card of {colour}, brighter than the page's surface {surface}"
+            for src, colour in cards if luminance(colour) > luminance(rgb) + 0.002]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_in_dark_mode_no_figure_is_a_bright_card(browser, origin, page_name, width):
     visit = open_page(browser, origin, page_name, color_scheme="dark", viewport={"width": width, "height": 900})
     try:
-        page = visit.page
-        surface = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--surface').trim()")
-        figures = page.locator(".figure img")
-        samples = []
-        for i in range(figures.count()):
-            img = figures.nth(i)
-            if not img.is_visible():
-                continue
-            img.scroll_into_view_if_needed()
-            page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img.element_handle())
-            shot = Image.open(io.BytesIO(img.screenshot())).convert("RGB")
-            # The card is the figure's most common colour: everything else is marks and text.
-            count, colour = max(shot.getcolors(shot.width * shot.height))
-            samples.append((img.get_attribute("src"), colour))
+        cards = card_colours(visit.page)
+        problems = brighter_than_surface(visit.page, cards) if cards else []
     finally:
         visit.page.context.close()
-    if not samples:
-        return  # a page without figures (the 404 page has no stylesheet either)
-    page_surface = tuple(int(surface[i:i + 2], 16) for i in (1, 3, 5))
-    for src, colour in samples:
-        assert luminance(colour) <= luminance(page_surface) + 0.002, (
-            f"{page_name} at {width} px: {src} shows a card of {colour}, brighter than the page's surface {surface}")
+    assert not problems, f"{page_name} at {width} px: {problems}"
+
+
+def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_and_a_light_card(browser, site, tmp_path):
+    """Negative control: a figure drawn 614 units wide with 10-unit labels, a stacked fraction in a sentence,
+    and the light figure on a dark page must each be caught by the measurements above."""
+    import shutil
+
+    from browser_support import serve
+
+    light = next(p for p in sorted((site / "figures").glob("*.svg")) if not p.name.endswith(".dark.svg"))
+    svg = light.read_text(encoding="utf-8")
+    width = float(svg.split('viewBox="0 0 ')[1].split()[0])
+    wide = svg.replace(f'viewBox="0 0 {svg.split("viewBox=")[1].split()[2]}', f'viewBox="0 0 {width * 614 / 331.2:g}', 1)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "wide.svg").write_text(wide, encoding="utf-8")
+    shutil.copytree(site / "assets", tmp_path / "assets")
+    (tmp_path / "bad.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title>'
+        '<link rel="stylesheet" href="assets/style.css"></head><body><main class="prose">'
+        '<figure class="figure"><img src="figures/wide.svg" alt="x"></figure>'
+        '</main></body></html>', encoding="utf-8")
+    (tmp_path / "bare.html").write_text(  # without the site's stylesheet, as the issue found the pages
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
+        '<p>A stacked <span class="math inline"><math><mfrac><mn>3</mn><mn>8</mn></mfrac></math></span>.</p>'
+        '</body></html>', encoding="utf-8")
+    with serve(tmp_path) as url:
+        context = browser.new_context(viewport={"width": 390, "height": 900}, color_scheme="dark")
+        try:
+            page = context.new_page()
+            page.goto(f"{url}/bad.html")
+            found = page.evaluate(MEASURE)
+            bright = brighter_than_surface(page, card_colours(page))
+            page.goto(f"{url}/bare.html")
+            bare = page.evaluate(MEASURE)
+        finally:
+            context.close()
+    assert found["figures"][0]["smallest"] < FIGURE_TEXT_PX
+    assert found["figures"][0]["src"] == "wide.svg"
+    assert bright  # the light card on a dark page
+    assert bare["math"] < INLINE_MATH_PX and bare["glyph"] in ("3", "8")
