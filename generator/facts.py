@@ -18,7 +18,7 @@ import numpy as np
 from . import analysis
 from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
-from .engine import Round, excess, overlap, residual, run_round
+from .engine import REJECTED, Round, excess, overlap, residual, run_round
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS
 
@@ -273,7 +273,7 @@ def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stre
     chosen = stream[:count]
 
     def drawn_rejection(r: Round) -> bool:
-        return any(f.verdict == "rejected" and f.u is not None for f in r.frames)
+        return any(f.verdict == REJECTED and f.u is not None for f in r.frames)
 
     if count and not any(drawn_rejection(r) for r in chosen):
         extra = next((r for r in stream[count:] if drawn_rejection(r)), None)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .engine import Frame, run_round
+from .engine import REJECTED, Frame, run_round
 from .profiles import DataError, Profiles
 
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
@@ -19,8 +19,8 @@ AUTHORED_FACTS: dict[str, tuple[Callable[[Frame], bool], str]] = {
     "outright": (lambda f: f.ratio is not None and f.ratio >= 1,
                  "a proposal the target likes at least as much as the draft (accepted outright)"),
     "target_zero": (lambda f: f.p_target == 0, "a proposal the target gives probability 0"),
-    "drops_later": (lambda f: f.verdict == "rejected", "a rejected proposal"),
-    "replacement": (lambda f: f.verdict == "rejected", "a rejected proposal"),
+    "drops_later": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
+    "replacement": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from .engine import Frame, Round
+from .engine import DROPPED, PENDING, REJECTED, Frame, Round
 from .facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
 
 
@@ -109,7 +109,7 @@ class FrameView:
 
     @property
     def dropped(self) -> tuple[str, ...]:
-        return tuple(c.token for c in self.chips if c.state == "dropped")
+        return tuple(c.token for c in self.chips if c.state == DROPPED)
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class RoundView:
     @property
     def dropped_positions(self) -> tuple[int, ...]:
         """Positions whose proposals were thrown away unchecked after the round's rejection."""
-        return tuple(c.position for c in self.frames[-1].chips if c.state == "dropped")
+        return tuple(c.position for c in self.frames[-1].chips if c.state == DROPPED)
 
     def frame(self, kind: str, position: int | None = None) -> FrameView:
         for f in self.frames:
@@ -243,8 +243,8 @@ def frame_title(f: Frame, tokens) -> str:
 def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
     out = []
     for i, state in enumerate(f.statuses):
-        out.append(Chip(i + 1, tokens[r.proposals[i]], "proposed" if state == "pending" else state))
-        if state == "rejected":
+        out.append(Chip(i + 1, tokens[r.proposals[i]], "proposed" if state == PENDING else str(state)))
+        if state == REJECTED:
             out.append(Chip(i + 1, tokens[f.committed[i]] if len(f.committed) > i else "?", "replacement"))
     if f.kind in ("bonus", "done") and r.bonus is not None:
         out.append(Chip(len(f.statuses) + 1, tokens[r.bonus], "bonus"))
