@@ -256,6 +256,9 @@ def test_the_prediction_table_puts_the_closed_form_beside_the_measured_numbers(p
         assert cells[0] == f"{100 * p['prediction']['alpha']:.1f}%"
         assert cells[1] == str(p["measurements"]["best_k"]) and cells[3] == str(p["prediction"]["best_k"])
         assert cells[4] == f"{p['prediction']['at_measured_best_k']:.2f}\u00d7"
+        said = page.locator(f'.pg-closeness li[data-kind="{kind}"]').inner_text()
+        gap = abs(p["prediction"]["relative_gap"])
+        assert f"measured {p['measurements']['best_speedup']:.2f}\u00d7" in said and f"{100 * gap:.1f}%" in said, said
 
 
 def test_generate_writes_marked_text_and_every_panel_agrees(page, origin, generate_chars):
