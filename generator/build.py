@@ -475,7 +475,7 @@ def render_site(
 ) -> tuple[dict[str, bytes], list[Page]]:
     """Every output file as bytes, keyed by its path inside the build folder, and the pages rendered."""
     from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
-    from .publish import CARD_FILE, CARD_SIZE, BuildInfo, sitemap
+    from .publish import CARD_FILE, CARD_SIZE, BuildInfo, bibtex, sitemap
     from .views import site_view, stepper_data
     from .whatif import editor_data
 
@@ -491,7 +491,8 @@ def render_site(
         "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,
         "stepper_json": json_for_script(stepper_data(site)),
         "playground": playground_data,
-        "build_info": info, "figure_functions": {ref.name: ref.function for ref in plan},
+        "build_info": info, "bibtex": bibtex(info, config.title, config.author),
+        "figure_functions": {ref.name: ref.function for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
         "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
     }

@@ -193,3 +193,18 @@ def strict_check(files: dict[str, bytes], pages) -> None:
     if broken:
         rel, url, why = broken[0]
         raise UserError(f"{_source_of(rel, url, pages)}: broken link {url!r}: {why}")
+
+
+def bibtex(info: BuildInfo, title: str, author: str) -> str:
+    """A BibTeX entry for the explainer: the same facts as CITATION.cff, plus the address when known.
+    No commit: the entry should read the same in every build of a release (the footer names the commit)."""
+    fields = [("title", f"{{{title}}}"), ("author", f"{{{{{author}}}}}")]  # braces twice: a name, not "Last, First"
+    if info.year:
+        fields.append(("year", f"{{{info.year}}}"))
+    fields.append(("version", f"{{{info.version}}}"))
+    if info.site_url:
+        fields.append(("url", f"{{{info.site_url}}}"))
+    key = "specdec-exactly" + info.year
+    width = max(len(name) for name, _ in fields)
+    body = ",\n".join(f"  {name.ljust(width)} = {value}" for name, value in fields)
+    return f"@misc{{{key},\n{body}\n}}"

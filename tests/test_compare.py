@@ -120,6 +120,12 @@ def test_visible_text_skips_scripts_and_styles_and_reads_images_by_their_alt():
     assert lines == ["[title: T]", "One two", "[image: A chart]", "three"]
 
 
+def test_the_build_stamp_is_not_a_change_to_review():
+    """Two commits' builds always differ in the footer's date and commit; that alone is no page change."""
+    page = '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>Version 1, built {} from <code>{}</code>.</p><p>After</p></footer>'
+    assert visible_text(page.format("2026-01-01", "aaaa")) == visible_text(page.format("2026-02-02", "bbbb")) == ["Same text", "After"]
+
+
 def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
     base = builds[0]
     done = subprocess.run([sys.executable, "-m", "generator", "compare", str(base), str(base), "--out", str(tmp_path / "r")],

@@ -208,7 +208,7 @@ def test_the_favicon_is_an_svg_in_the_site_colours(sites):
 
 
 def colophon(page: Path) -> str:
-    return re.search(r'<p class="colophon">(.*?)</p>', page.read_text(encoding="utf-8"), re.S).group(1)
+    return re.search(r'<p class="colophon"[^>]*>(.*?)</p>', page.read_text(encoding="utf-8"), re.S).group(1)
 
 
 def test_citation_tags_everywhere_and_the_build_date_from_source_date_epoch(sites):
@@ -259,7 +259,7 @@ def test_a_planted_mistake_fails_the_build_in_one_line_naming_the_page_and_line(
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
                           cwd=project, capture_output=True, text=True)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr == f"error: {page}: line {len(lines)}: {message}\n"
+    assert done.stderr == f"error: {page.relative_to(project)}: line {len(lines)}: {message}\n"
     assert not (project / "out").exists()
 
 
@@ -289,3 +289,21 @@ def test_version_is_in_the_footer(sites):
 
     assert f"Version {__version__}" in (sites[2] / "index.html").read_text(encoding="utf-8")
     assert ROOT.joinpath("CITATION.cff").read_text(encoding="utf-8").count(__version__) == 1
+
+
+def bibtex_of(site: Path) -> str:
+    pages = [p for p in site.glob("*.html") if '<pre class="bibtex"' in p.read_text(encoding="utf-8")]
+    assert len(pages) == 1, pages  # one page, the one with the sources, holds the entry
+    return re.search(r'<pre class="bibtex"[^>]*><code>(.*?)</code></pre>', pages[0].read_text(encoding="utf-8"), re.S).group(1)
+
+
+def test_the_sources_page_gives_a_bibtex_entry_that_matches_the_citation_file(sites):
+    import yaml
+
+    root, plain, published = sites
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    entry = bibtex_of(published)
+    assert entry.startswith("@misc{specdec-exactly2026,\n") and entry.endswith("\n}")
+    assert f"title   = {{{cff['title']}}}" in entry and f"{{{{{cff['authors'][0]['name']}}}}}" in entry
+    assert "year    = {2026}" in entry and f"version = {{{cff['version']}}}" in entry and f"url     = {{{URL}}}" in entry
+    assert "year" not in bibtex_of(plain) and "url" not in bibtex_of(plain)  # no date, no address: not invented

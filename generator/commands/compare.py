@@ -38,6 +38,7 @@ class VisibleText(HTMLParser):
         self.current: list[str] = []
         self.hidden = 0
         self.in_title = False
+        self.stamp: list = []  # [tag, depth] while inside an element marked data-build-stamp
 
     def flush(self) -> None:
         line = " ".join("".join(self.current).split())
@@ -46,6 +47,14 @@ class VisibleText(HTMLParser):
         self.current = []
 
     def handle_starttag(self, tag, attrs):
+        if self.stamp:
+            self.stamp[1] += tag == self.stamp[0]
+            return
+        if any(name == "data-build-stamp" for name, _ in attrs):
+            # the build's date and commit differ between any two commits; they are not a change to review
+            self.flush()
+            self.stamp = [tag, 1]
+            return
         if tag == "title":
             self.in_title = True
             self.flush()
@@ -65,6 +74,12 @@ class VisibleText(HTMLParser):
             self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag):
+        if self.stamp:
+            if tag == self.stamp[0]:
+                self.stamp[1] -= 1
+                if self.stamp[1] == 0:
+                    self.stamp = []
+            return
         if tag == "title" and self.in_title:
             self.in_title = False
             title = " ".join("".join(self.current).split())
@@ -76,6 +91,8 @@ class VisibleText(HTMLParser):
             self.flush()
 
     def handle_data(self, data):
+        if self.stamp:
+            return
         if not self.hidden or self.in_title:
             self.current.append(data)
 
