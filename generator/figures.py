@@ -945,6 +945,8 @@ def round_length_distribution(
             span = (text_size(f"E[N] = {mu:.2f}")[0] + 0.2) * per_inch
             clear_right = mu + span < x_hi and not any(mu < other < mu + span for other, _ in marks[:i])
             clear_left = mu - span > x_lo and not any(mu - span < other < mu for other, _ in marks[:i])
+            if not (clear_right or clear_left):
+                continue  # no room beside the mark; the legend already gives this E[N]
             right = clear_right if clear_right != clear_left else mu < (x_lo + x_hi) / 2
             ax.annotate(f"E[N] = {mu:.2f}", xy=(mu, y), xytext=(7 if right else -7, 0),
                         textcoords="offset points", ha="left" if right else "right", va="center", zorder=5)
