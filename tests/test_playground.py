@@ -162,7 +162,7 @@ def test_the_build_stops_on_a_bad_corpus_with_exit_2_and_keeps_the_previous_buil
                          capture_output=True, text=True, env={**__import__("os").environ, "GENERATOR_CACHE_DIR": str(tmp_path / "cache")})
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: playground.prose: not UTF-8"), run.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad.relative_to(project)}: playground.prose: not UTF-8"), run.stderr
     assert (out / "marker.txt").read_text(encoding="utf-8") == "previous build"
 
 
