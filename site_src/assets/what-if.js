@@ -43,10 +43,6 @@
     return node;
   }
 
-  function setReadout(node, f, suffix = "", digits = 3) {
-    node.replaceWith(readout(node.dataset.readout, f, { suffix, digits }));
-  }
-
   function init(root) {
     const dataEl = document.getElementById("what-if-data");
     if (!W || !dataEl) return;
@@ -105,7 +101,7 @@
       const token = working.tokens[col];
       const where = which === "target" && row === positions() ? "the bonus row" : `position ${row + 1}`;
       return el("input", {
-        type: "text", inputmode: "decimal", autocomplete: "off", spellcheck: "false", size: 5,
+        type: "text", autocomplete: "off", spellcheck: "false", size: 5,
         class: "wi-cell", value: working[which][row][col],
         "data-which": which, "data-row": row, "data-col": col,
         "aria-label": `${which === "target" ? "Target p" : "Draft q"} of ${token} at ${where}`,
@@ -125,8 +121,8 @@
         const button = el("button", { type: "button", class: "toggle", "data-position": i, "aria-pressed": String(i === position) },
           last ? "Bonus row" : el("span", { class: "visually-hidden", text: "Position " }), last ? null : String(i + 1));
         button.addEventListener("click", () => {
-          position = i;
-          renderPositionButtons();
+          position = i; // the buttons stay, so keyboard focus stays on the one just pressed
+          ui.positionButtons.querySelectorAll("button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
           renderPanel();
         });
         ui.positionButtons.append(button);
@@ -339,7 +335,7 @@
     function bar(share, label) {
       const width = Math.max(0, Math.min(100, W.toNumber(share) * 100));
       return el("span", { class: "wi-track", "aria-hidden": "true", title: label },
-        el("span", { class: "wi-fill", style: null, "data-width": width.toFixed(2) }));
+        el("span", { class: "wi-fill", "data-width": width.toFixed(2) }));
     }
 
     // Inline styles are blocked by the page's CSP, so bar widths are set through the CSSOM.

@@ -347,3 +347,16 @@ def test_without_javascript_the_page_shows_its_tables_and_one_note(browser, orig
     assert not pg.locator("[data-what-if-app]").is_visible()
     assert pg.locator("table.positions-table").count() > 10
     context.close()
+
+
+def test_choosing_a_position_by_keyboard_keeps_focus_on_its_button(page):
+    open_editor(page)
+    page.focus('#what-if [data-position="2"]')
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.dataset.position") == "2"
+    assert page.get_attribute('#what-if [data-position="2"]', "aria-pressed") == "true"
+    assert page.get_attribute('#what-if [data-position="0"]', "aria-pressed") == "false"
+    assert cell(page, "target", "the").get_attribute("aria-label").endswith("at position 3")
+    page.keyboard.press("ArrowRight")  # nothing moves focus but Tab: no roving focus to learn
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.position") == "3"
