@@ -542,9 +542,18 @@ def _token_axis(ax, tokens: Sequence[str], upright: bool) -> None:
     ax.set_axisbelow(True)
 
 
+def _probability_locator(top: float):
+    return MultipleLocator(0.5) if top <= 1.2 else MaxNLocator(3)
+
+
 def _probability_axis(ax, top: float) -> None:
-    ax.yaxis.set_major_locator(MultipleLocator(0.5) if top <= 1.2 else MaxNLocator(3))
+    ax.yaxis.set_major_locator(_probability_locator(top))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+
+
+def _probability_labels(ymax: float, top: float) -> list[str]:
+    """The y tick labels _probability_axis gives an axis running from 0 to ymax, without making one."""
+    return [f"{v:g}" for v in _probability_locator(top).tick_values(0, ymax) if -1e-9 <= v <= ymax * (1 + 1e-9)]
 
 
 def profile_bars(
@@ -572,11 +581,7 @@ def profile_bars(
     w = 0.4
 
     def draw(fig: _Canvas) -> None:
-        probe = fig.add_axes((0, 0, 1, 1))
-        probe.set_ylim(0, ymax)
-        _probability_axis(probe, ymax)
-        ytw = _widest(_tick_labels(probe.yaxis))
-        probe.remove()
+        ytw = _widest(_probability_labels(ymax, ymax))
         cols, upright, left = _panel_layout(tokens, k + 1, "probability", ytw)
         xband = (_widest(tokens) if upright else _tallest(tokens)) + 3 / 72
         legend_labels = ["target", "draft", "draft's proposal \u25bc"]
@@ -683,11 +688,7 @@ def convergence_histograms(
     x = np.arange(len(tokens))
 
     def draw(fig: _Canvas) -> None:
-        probe = fig.add_axes((0, 0, 1, 1))
-        probe.set_ylim(0, top * 1.12)
-        _probability_axis(probe, top)
-        ytw = _widest(_tick_labels(probe.yaxis))
-        probe.remove()
+        ytw = _widest(_probability_labels(top * 1.12, top))
         cols, upright, left = _panel_layout(tokens, m, "share", ytw)
         width = (WIDTH - left - INSET - (cols - 1) * 0.12) / cols
         heads = [f"{lab}, n = {_count(c)}" for lab, c in zip(position_labels, counts)]
@@ -824,11 +825,9 @@ def error_vs_samples(
 
     def multiples(fig: _Canvas) -> None:
         cols = 3
-        probe = fig.add_axes((0, 0, 1, 1))
-        _log_axes(probe, lo, hi, lo_e, hi_e, 2, 3)
-        ytw = _widest(_tick_labels(probe.yaxis))
-        xtl = _tick_labels(probe.xaxis)
-        probe.remove()
+        # The labels _log_axes will give, measured without drawing an axes for them.
+        ytw = _widest([f"{v:g}" for v in _log_decades(lo_e / 1.6, hi_e * 1.6, 3)])
+        xtl = [_short_count(v) for v in _log_decades(lo / 1.6, hi * 1.6, 2)]
         left = INSET + text_size("t")[1] + LABELPAD + ytw + TICK
         title_text = _wrap(title, WIDTH - 2 * INSET, TITLE)
         note = _wrap("colour: the panel's profile; grey: the others; dashed: 1/\u221an", WIDTH - 2 * INSET)
