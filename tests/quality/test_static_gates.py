@@ -164,6 +164,12 @@ def fetched(site: Path, name: str) -> set[str]:
                 url = m.group(1) or m.group(2)
                 if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^#", url):
                     todo.append(path.parent.joinpath(url).resolve())
+    # A figure's dark variant (<picture><source media="(prefers-color-scheme: dark)">) replaces its light
+    # one: a reader fetches one of the two, so the pair weighs as much as the larger.
+    for path in [p for p in seen if p.name.endswith(".dark.svg")]:
+        light = path.with_name(path.name[:-len(".dark.svg")] + ".svg")
+        if light in seen:
+            seen.discard(light if light.stat().st_size <= path.stat().st_size else path)
     return {p.relative_to(root).as_posix() for p in seen}
 
 
