@@ -1,5 +1,6 @@
 """`serve` in a real process: it serves the site, rebuilds on a source change, and survives a broken one."""
 import contextlib
+import io
 import json
 import os
 import queue
@@ -206,3 +207,19 @@ def test_serve_on_a_busy_port_says_so_in_one_line_before_building(tmp_path):
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "already in use" in done.stderr
     assert done.stderr.startswith(f"error: --port {port}: ")
     assert not (root / "build").exists()  # refused before any build started
+
+
+def test_a_rebuild_that_hangs_is_stopped_so_the_watcher_goes_on(tmp_path, monkeypatch):
+    """A build that never ends (the alias bomb did) must not hold the watcher forever."""
+    from generator.commands import serve
+
+    fake = tmp_path / "generator"  # `python -m generator` in this folder finds this package first
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setattr(serve, "REBUILD_TIMEOUT_SECONDS", 1)
+    site = serve.Site(tmp_path / "build")
+    started = time.monotonic()
+    assert serve.rebuild(tmp_path, site, log=io.StringIO()) is False
+    assert time.monotonic() - started < 30
+    assert "took longer than 1 s" in site.state()["error"]

@@ -45,6 +45,7 @@ BACKLOG = 1024  # connections the kernel queues before accept(); Linux caps it a
 WORKERS = 16  # threads answering requests; each answer is a dict lookup and one write
 IDLE_SECONDS = 10.0  # a connection that sends no request this long is closed
 IO_TIMEOUT_SECONDS = 10.0  # a read or write stalled this long ends the connection
+REBUILD_TIMEOUT_SECONDS = 900  # a build that hangs must not stop the watcher for good
 MAX_WAITING = 256  # open connections with no request yet; past this the oldest is closed
 RELOAD_TAG = b'<script src="/__serve/reload.js" defer></script>'
 RELOAD_JS = b"""(function () {
@@ -137,8 +138,12 @@ def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
 
 def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
-                          cwd=root, capture_output=True, text=True)
+    try:
+        done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
+                              cwd=root, capture_output=True, text=True, timeout=REBUILD_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:  # killed; its figure workers follow it (build._exit_with_parent)
+        done = subprocess.CompletedProcess([], 1, "", f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s "
+                                                      "and was stopped; the watcher goes on")
     if done.returncode != 0:
         message = (done.stderr.strip() or f"the build exited with status {done.returncode}")
         print(message, file=log)
