@@ -187,7 +187,7 @@ def test_every_section_exists_in_reading_order_with_a_title_and_description():
     for slug in READING_ORDER + APPENDIX:
         meta = front_matter(PAGES / f"{slug}.md")
         assert meta.get("title") and meta.get("nav_title") and meta.get("description"), slug
-        assert meta["title"] == meta["nav_title"] or slug == "index", f"{slug}: one name in the navigation and the title"
+        assert meta["title"] == meta["nav_title"], f"{slug}: one name in the navigation and the title"
 
 
 # --- the built site ------------------------------------------------------------------------------
