@@ -70,17 +70,27 @@
       return row;
     }
 
+    const rows = new Map(); // the last order - 1 characters -> the row they select
     return {
       order: exported.order,
       vocab,
       size,
       // The distribution of the character after context: the longest kept suffix decides.
       row(context) {
-        const all = typeof context === "string" ? chars(context) : context;
+        // Only the last order - 1 characters matter; 2 (order - 1) + 1 UTF-16 units always hold them.
+        const all = typeof context === "string" ? chars(context.slice(-(2 * exported.order - 1))) : context;
         const longest = Math.min(exported.order - 1, all.length);
+        const key = all.slice(all.length - longest).join("");
+        const hit = rows.get(key);
+        if (hit) return hit;
         for (let length = longest; length >= 0; length--) {
           const tail = length ? all.slice(all.length - length) : [];
-          if (levels[length].lookup.has(tail.join(""))) return levelRow(length, tail);
+          if (levels[length].lookup.has(tail.join(""))) {
+            if (rows.size > 50000) rows.clear();
+            const row = levelRow(length, tail);
+            rows.set(key, row);
+            return row;
+          }
         }
         throw new Error("the empty context is always kept");
       },
@@ -293,7 +303,8 @@
       draws.push(u);
       return u;
     };
-    const base = chars(context);
+    const width = Math.max(target.order, draft.order) - 1;
+    const base = chars(context.slice(-(2 * width + 1))).slice(-width);
     const proposed = [];
     const draftRows = [];
     for (let j = 0; j < k; j++) {

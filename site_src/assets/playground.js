@@ -37,6 +37,7 @@ function el(tag, attrs = {}, ...children) {
 }
 
 const fixed = (x, digits) => Number(x).toFixed(digits);
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 const percent = (x) => `${(100 * x).toFixed(1)}%`;
 
 // Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
@@ -273,9 +274,9 @@ function init(root) {
     const plainWidth = s.plainCost ? 100 : 0;
     const specWidth = s.plainCost ? (100 * s.cost) / s.plainCost : 0;
     meter.replaceChildren(
-      el("p", { text: `Speculative: ${s.targetPasses} target passes + ${s.draftSteps} draft steps \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
+      el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
       el("div", { class: "pg-meter-bar pg-meter-spec", vars: { "--w": `${Math.min(specWidth, 100)}%` }, "aria-hidden": "true" }),
-      el("p", { text: `Plain decoding of the same ${s.chars} characters: ${s.chars} target passes = ${fixed(s.plainCost, 1)} units.` }),
+      el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(s.plainCost, 1)} units.` }),
       el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": `${plainWidth}%` }, "aria-hidden": "true" }),
       el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(s.speedup, 2)}\u00d7.` }));
     return s;

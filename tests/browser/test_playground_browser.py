@@ -166,11 +166,12 @@ def check_counts(pg, prompt: str, generated: str, k: int) -> dict:
     assert "".join(ch for ch, _ in marks) == generated
     # the cost meter: K draft steps and one target pass per round, against one pass per character
     meter = pg.locator("#pg-meter").inner_text()
-    m = re.search(r"(\d+) target passes \+ (\d+) draft steps \u00d7 ([\d.]+) = ([\d.]+) target-pass units", meter)
+    m = re.search(r"(\d+) target pass(?:es)? \+ (\d+) draft steps? \u00d7 ([\d.]+) = ([\d.]+) target-pass units", meter)
     assert m and int(m.group(1)) == n and int(m.group(2)) == n * k, meter
     cost = n + n * k * float(m.group(3))
     assert abs(float(m.group(4)) - cost) <= 0.05 + 1e-9
-    assert f"same {committed} characters: {committed} target passes" in meter
+    many = committed != 1
+    assert f"same {committed} character{'s' if many else ''}: {committed} target pass{'es' if many else ''}" in meter
     assert abs(speedup - committed / cost) <= 0.005 + 1e-9, (s, meter)
     assert f"{s['Speedup']}." in meter
     # the closed form beside it, at the running acceptance
@@ -427,7 +428,7 @@ def test_greedy_mode_matches_the_target_alone_character_for_character(page, orig
 def run_check(pg, draws: int) -> tuple[float, list[list[float]]]:
     """Press "Check the distribution" with this many draws: (reported TV, table rows of frequencies)."""
     pg.fill("#pg-samples", str(draws))
-    pg.click("#pg-check")
+    pg.click("#pg-check", timeout=60_000)  # the draws run inside the click: allow for a busy machine
     summary = pg.locator("#pg-check-result > p").first
     expect(summary).to_have_text(re.compile(rf"^Total variation distance between the two histograms: "
                                             rf"\d\.\d{{3}} over {draws} draws each( \(greedy: .*\))?\.$"))
@@ -455,7 +456,8 @@ def test_the_distribution_check_reports_a_small_total_variation_distance(page, o
     # sampling noise alone: with the mass on a handful of characters, a few hundredths. A sampler
     # that let the draft's distribution leak through would show 0.1 or more.
     assert 0 <= tvd < 0.1, tvd
-    tvd, _ = run_check(page, 20000)
+    # Ten times the draws: the noise shrinks by sqrt(10), to about a hundredth.
+    tvd, _ = run_check(page, 10000)
     assert tvd < 0.03, tvd
 
 
