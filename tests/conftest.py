@@ -15,8 +15,11 @@ def pytest_configure(config):
 
     Set before collection, because the quality gates build the site while they are collected: that
     build, the session's one cold build, then fills the cache every later build reuses. The tests
-    never write into the project's own .cache/.
+    never write into the project's own .cache/. Under pytest-xdist (-n 2) the workers inherit the
+    controller's folder, so they share one cache too.
     """
+    if os.environ.get("PYTEST_XDIST_WORKER") and _PREVIOUS_CACHE_DIR:
+        return
     os.environ["GENERATOR_CACHE_DIR"] = str(config._tmp_path_factory.getbasetemp() / "generator-cache")
 
 

@@ -369,21 +369,16 @@ class PagesLikeHandler(SimpleHTTPRequestHandler):
 
 
 @pytest.mark.browser
-def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subpath(site):
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is missing, and CI must run the browser tests")
-        pytest.skip("chromium is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subpath(site, browser):
+    """Drives the session's chromium (the browser fixture: skips locally, fails in CI when it is missing);
+    a second sync_playwright() inside the session's would fail as 'Sync API inside the asyncio loop'."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(PagesLikeHandler, directory=str(site[0] / "build")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{server.server_address[1]}"
     first = yaml.safe_load((site[0] / "data" / "site.yaml").read_text())["pages"][0]
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox"])
-            page = browser.new_page()
+        page = browser.new_page()
+        try:
             errors = []
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None)
             for missing in ("/repo/nope", "/repo/a/b/c/nope.html", "/repo/deep/er/"):
@@ -395,7 +390,8 @@ def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subp
                         break
                     page.wait_for_timeout(100)
                 assert home.get_attribute("href") == f"/repo/{first}.html", missing
-            browser.close()
+        finally:
+            page.context.close()
         assert not [e for e in errors if "Content Security Policy" in e]
     finally:
         server.shutdown()
