@@ -14,10 +14,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from math import exp, lgamma, log
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .engine import Row, excess, overlap, run_round
+
+
+class _LazyNumpy:
+    """numpy, imported at its first use here: a build that only renders a page again unpickles the facts,
+    whose classes live in this module, without paying for numpy. The first use puts numpy itself in
+    this module's globals, so later uses cost nothing extra."""
+
+    def __getattr__(self, name: str):
+        import numpy
+
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+np = _LazyNumpy()
 
 # --- exact -----------------------------------------------------------------------------------
 
@@ -303,7 +317,8 @@ class Batch:
     first: np.ndarray  # (rounds,) the first committed token
 
 
-RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+if TYPE_CHECKING:  # an annotation only: evaluating it would import numpy
+    RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
 
 
 def simulate_batch(

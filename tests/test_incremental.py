@@ -1,0 +1,90 @@
+"""Rebuilding after an edit reuses what the edit cannot change, and gives exactly what a --clean build gives.
+
+Each kind of edit a person makes is applied to a copy of the project that has been built once with the
+session's shared cache; the rebuild must equal, byte for byte, a build of the edited copy from an empty
+cache. A one-page text edit must render that page alone and import neither numpy nor matplotlib.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import build as B
+from generator.cache import Cache
+from support import copy_project
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def shared_cache(tmp_path_factory) -> Cache:
+    return Cache(tmp_path_factory.getbasetemp() / "generator-cache")  # the one test_build.py fills too
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path.name}: {old!r} is not there exactly once"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def middle_page(root: Path) -> Path:
+    pages = sorted((root / "site_src" / "pages").glob("*.md"))
+    return pages[len(pages) // 2]
+
+
+EDITS = {
+    "one page's text": lambda root: middle_page(root).write_text(
+        middle_page(root).read_text(encoding="utf-8") + "\nOne more sentence for the reader.\n", encoding="utf-8"),
+    "a template": lambda root: replace_once(
+        root / "site_src" / "templates" / "page.html", '<footer class="site-footer">', '<footer class="site-footer" data-edited="yes">'),
+    "an asset": lambda root: (root / "site_src" / "assets" / "style.css").write_text(
+        (root / "site_src" / "assets" / "style.css").read_text(encoding="utf-8") + "\n/* edited */\n", encoding="utf-8"),
+    "the draft step": lambda root: replace_once(
+        root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/9"'),
+    "a draft probability": lambda root: replace_once(
+        root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]', '["2/8", "1/8", "1/8", "0",   "3/8", "1/8"]'),
+    "a site setting": lambda root: replace_once(root / "data" / "site.yaml", "peak_tflops: 312", "peak_tflops: 624"),
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A project copy built once with the shared cache: the build every edit starts from."""
+    root = copy_project(tmp_path_factory.mktemp("incremental"))
+    B.build(root, root / "build", cache=shared_cache(tmp_path_factory))
+    return root
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(edit, built, tmp_path, tmp_path_factory):
+    root = copy_project(tmp_path / "p")
+    EDITS[edit](root)
+    B.build(root, tmp_path / "rebuilt", cache=shared_cache(tmp_path_factory))
+    B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
+    rebuilt, clean = tree(tmp_path / "rebuilt"), tree(tmp_path / "clean")
+    assert sorted(rebuilt) == sorted(clean)
+    assert [name for name in clean if rebuilt[name] != clean[name]] == []
+    assert rebuilt != tree(built / "build")  # negative control: every one of these edits shows in the output
+
+
+def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotlib(built, tmp_path, tmp_path_factory):
+    root = copy_project(tmp_path / "p")
+    page = middle_page(root)  # a sentence no other test writes, so no cached page has it
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
+    cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
+    code = (
+        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
+        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(cache_dir)!r})))\n"
+        "print(r.pages_rendered, r.rendered, sorted(m for m in ('numpy', 'matplotlib') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "0", "[]"]
+    # negative control: a number edit must bring numpy in (and render every page)
+    EDITS["the draft step"](root)
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    pages, _, modules = done.stdout.split(maxsplit=2)
+    assert int(pages) > 1 and "numpy" in modules
