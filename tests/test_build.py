@@ -399,7 +399,7 @@ def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subp
         server.server_close()
 
 
-def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(project, tmp_path, monkeypatch):
+def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(project, tmp_path, tmp_path_factory, monkeypatch):
     """Adding a figure touches figures.py, figure_registry.py and the page that shows it, nothing else:
     the entry below reuses a drawing function, the page names the figure through the views, and the
     build draws it, the manifest lists it and check finds it shown."""
@@ -417,7 +417,8 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(pro
     page = project / "site_src" / "pages" / "index.md"
     page.write_text(page.read_text(encoding="utf-8") + '\n{{ widget("figure", name=site.figure["acceptance-again"]) }}\n',
                     encoding="utf-8")
-    report = B.build(project, tmp_path / "site")
+    # and no finished output either, which is kept by the inputs' content, not by a monkeypatched registry
+    report = B.build(project, tmp_path / "site", cache=StageCache(shared_cache_dir(tmp_path_factory)))
     assert report.rendered == 1
     manifest = json.loads((tmp_path / "site" / "figures" / "manifest.json").read_text())["figures"]
     assert manifest["acceptance-again"]["inputs"]["function"] == "acceptance_bars"

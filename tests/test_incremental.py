@@ -82,8 +82,8 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "0", "[]"]
-    # negative control: a number edit must bring numpy in (and render every page)
-    EDITS["the draft step"](root)
+    # negative control: a number edit no other test makes brings numpy in and renders every page
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/7"')
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     pages, _, modules = done.stdout.split(maxsplit=2)
