@@ -289,15 +289,17 @@ def markdown_renderer() -> MarkdownIt:
 # styles (script, style, link, meta, iframe, img, on*=, style=, href, src): links and pictures are
 # written in Markdown or come from widgets, so the CSP and `check` have nothing to be surprised by.
 RAW_HTML_TAGS = frozenset({
-    "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "data", "dd", "del", "details", "dfn",
+    "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "data", "dd", "del", "details", "dfn",
     "div", "dl", "dt", "em", "figcaption", "figure", "h2", "h3", "h4", "hr", "i", "ins", "kbd", "li", "mark", "ol",
     "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
     "thead", "time", "tr", "u", "ul", "var", "wbr",
 })
 RAW_HTML_ATTRIBUTES = frozenset({
-    "aria-describedby", "aria-hidden", "aria-label", "class", "colspan", "datetime", "dir", "hidden", "id", "lang",
-    "open", "role", "rowspan", "scope", "title", "value",
+    "aria-describedby", "aria-hidden", "aria-label", "class", "colspan", "datetime", "dir", "hidden", "href",
+    "hreflang", "id", "lang", "open", "rel", "role", "rowspan", "scope", "title", "value",
 })
+# A link is followed only when clicked, so <a href> may stay; not to a scheme that runs or embeds code.
+_UNSAFE_HREF = re.compile(r"^\s*(?:javascript|vbscript|data|file):", re.I)
 
 
 class RawHtmlError(PageError):
@@ -321,9 +323,11 @@ class _RawHtml(HTMLParser):
         snippet = self.get_starttag_text() or f"<{tag}>"
         if tag not in RAW_HTML_TAGS:
             return self._refuse(snippet, f"raw HTML <{tag}> is not allowed in a page")
-        for name, _ in attrs:
-            if name not in RAW_HTML_ATTRIBUTES:
+        for name, value in attrs:
+            if name not in RAW_HTML_ATTRIBUTES or (name == "href" and tag != "a"):
                 return self._refuse(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
+            if name == "href" and _UNSAFE_HREF.match(value or ""):
+                return self._refuse(snippet, f"a link to {shown((value or '').split(':')[0] + ':')} is not allowed in a page")
 
     handle_startendtag = handle_starttag
 

@@ -76,5 +76,11 @@ async def _run(port: int, paths: list[str], requests: int, parallel: int, timeou
 
 
 def hammer(port: int, paths: list[str], requests: int = 2000, parallel: int = 50, timeout: float = 30.0) -> Load:
-    """`requests` GETs of `paths` in turn, `parallel` at a time, each on a fresh loopback connection."""
-    return asyncio.run(_run(port, paths, requests, parallel, timeout))
+    """`requests` GETs of `paths` in turn, `parallel` at a time, each on a fresh loopback connection.
+
+    Its event loop runs on a thread of its own, so a caller whose thread already has one (a Playwright
+    session left open by an earlier test) can still use it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as one:
+        return one.submit(asyncio.run, _run(port, paths, requests, parallel, timeout)).result()

@@ -222,6 +222,8 @@ RAW_HTML = {
     "a style attribute": '<span style="color: red">x</span>',
     "a meta refresh": '<meta http-equiv="refresh" content="0; url=http://example.com/">',
     "an image": '<img src="http://example.com/x.png" alt="x">',
+    "a javascript link": '<a href="javascript:alert(1)">x</a>',
+    "a link that opens a new tab": '<a href="https://example.com/" target="_blank">x</a>',
 }
 
 
