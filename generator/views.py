@@ -43,15 +43,12 @@ def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, .
 
 @dataclass(frozen=True)
 class Bar:
-    """One token's row in a check frame: the target's p and the draft's q (and, where a rejection uses it, the
-    residual), each with a bar length in percent of the longest bar in that frame."""
+    """One token's row in a check frame: the target's p and the draft's q and, where a rejection uses it, the
+    residual; the page draws each as a bar of that length."""
     token: str
     p: Fraction
     q: Fraction
     residual: Fraction | None
-    p_length: float
-    q_length: float
-    residual_length: float | None
     proposed: bool
 
 
@@ -60,15 +57,8 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
     if f.kind != "verify" or position is None or position.draft is None:
         return ()
     residual = f.residual if f.verdict == "rejected" else None
-    scale = max(*position.target, *position.draft, *(residual or ()))
-
-    def length(x: Fraction) -> float:
-        return round(float(x / scale) * 100, 3) if scale else 0.0
-
     return tuple(
-        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i],
-            length(position.target[i]), length(position.draft[i]),
-            None if residual is None else length(residual[i]), i == f.proposal)
+        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i], i == f.proposal)
         for i, t in enumerate(tokens)
     )
 

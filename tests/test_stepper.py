@@ -42,7 +42,7 @@ def test_every_check_frame_shows_p_and_q_for_every_token_with_the_proposal_marke
                 position = p.position(f.position)
                 for b, t, q in zip(f.bars, position.target, position.draft):
                     assert (b.p, b.q) == (t, q)
-                assert html.count('class="bar-p"') == html.count('class="bar-q"') == len(view.tokens), f.id
+                assert html.count('class="m-p"') == html.count('class="m-q"') == len(view.tokens), f.id
     assert seen > 0
 
 
@@ -52,11 +52,11 @@ def test_the_residual_shows_in_the_frame_that_uses_it_and_only_there(view, raw):
             for f in r.frames:
                 html = frame_html(raw, f.id)
                 if f.kind == "verify" and f.verdict == "rejected":
-                    assert html.count('class="bar-r"') == len(view.tokens), f.id
+                    assert html.count('class="m-r"') == len(view.tokens), f.id
                     shares = [b.residual for b in f.bars]
                     assert sum(shares, Fraction(0)) == 1 and shares[view.tokens.index(f.proposal)] == 0, f.id
                 else:
-                    assert 'class="bar-r"' not in html, f.id
+                    assert 'class="m-r"' not in html, f.id
 
 
 def test_no_frame_and_no_heading_announces_what_later_frames_reveal(view, raw):

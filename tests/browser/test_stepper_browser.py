@@ -82,8 +82,8 @@ def test_every_check_frame_draws_p_and_q_for_every_token(page, profile):
             rows = locator.locator(".pq-table tbody tr")
             tokens = tokens or rows.count()
             assert rows.count() == tokens > 1
-            for kind in ("bar-p", "bar-q"):
-                assert locator.locator(f"rect.{kind}").count() == tokens
+            for kind in ("m-p", "m-q"):
+                assert locator.locator(f"meter.{kind}").count() == tokens
             assert locator.locator(".pq-table tr.proposal").count() == 1
             assert locator.locator(".pq-table").is_visible()
         if page.get_attribute("[data-action='next']", "aria-disabled") == "true":
