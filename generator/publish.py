@@ -204,7 +204,7 @@ def bibtex(info: BuildInfo, title: str, author: str) -> str:
     fields.append(("version", f"{{{info.version}}}"))
     if info.site_url:
         fields.append(("url", f"{{{info.site_url}}}"))
-    key = "specdec-exactly" + info.year
+    key = "specdec-exactly"
     width = max(len(name) for name, _ in fields)
     body = ",\n".join(f"  {name.ljust(width)} = {value}" for name, value in fields)
     return f"@misc{{{key},\n{body}\n}}"

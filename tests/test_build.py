@@ -37,7 +37,8 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 def unstamped(files: dict[str, bytes]) -> dict[str, bytes]:
     """Pages without the commit and build date: what differs between a git checkout and a copy of it."""
-    stamp = re.compile(rb'<p class="colophon"[^>]*>.*?</p>\n?|<meta name="citation_publication_date"[^>]*>\n?', re.S)
+    stamp = re.compile(rb'<p class="colophon"[^>]*>.*?</p>\n?|<meta name="citation_publication_date"[^>]*>\n?'
+                       rb'|\n  year +=[^\n]*', re.S)  # the BibTeX entry's year is the build's
     return {name: stamp.sub(b"", data) if name.endswith(".html") else data for name, data in files.items()}
 
 

@@ -158,11 +158,19 @@ def test_the_social_card_is_a_1200_by_630_png_drawn_the_same_every_time(sites):
     assert once != card_module.social_card("T", "tagline", [("A draft", [("the", "accepted")])])  # it does draw the data
 
 
-def test_the_home_page_title_is_not_doubled(sites):
+def test_the_home_page_title_is_not_doubled(sites, tmp_path):
+    from generator.pages import load_page
+
     root, plain, _ = sites
     title = load_config(root / "data" / "site.yaml").title
-    assert head(plain / "index.html").title == title
+    assert head(plain / "index.html").title.count(title) == 1
     assert head(plain / "speedup.html").title.endswith(f" · {title}")
+    # a page titled like the site (the home page used to be) gets the site's title once
+    source = tmp_path / "home.md"
+    source.write_text(f"---\ntitle: {title}\n---\nText.\n", encoding="utf-8")
+    assert load_page(source).document_title(title) == title
+    source.write_text("---\ntitle: Another page\n---\nText.\n", encoding="utf-8")
+    assert load_page(source).document_title(title) == f"Another page · {title}"
 
 
 def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sites):
@@ -303,7 +311,7 @@ def test_the_sources_page_gives_a_bibtex_entry_that_matches_the_citation_file(si
     root, plain, published = sites
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     entry = bibtex_of(published)
-    assert entry.startswith("@misc{specdec-exactly2026,\n") and entry.endswith("\n}")
+    assert entry.startswith("@misc{specdec-exactly,\n") and entry.endswith("\n}")
     assert f"title   = {{{cff['title']}}}" in entry and f"{{{{{cff['authors'][0]['name']}}}}}" in entry
     assert "year    = {2026}" in entry and f"version = {{{cff['version']}}}" in entry and f"url     = {{{URL}}}" in entry
     assert "year" not in bibtex_of(plain) and "url" not in bibtex_of(plain)  # no date, no address: not invented
