@@ -261,20 +261,22 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | N
 
     settings = config.playground
     base = Path(config.source).parent
-    texts = {}
-    for kind in KINDS:
-        c = getattr(settings, kind)
-        texts[kind], _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
     cost = profiles.cost_model
-    # the cost model only prices the measured rounds (playground.repriced), so it is not part of the key
+    # the corpora by the files they are read from (reading them means parsing whole books), and no cost
+    # model: it only prices the measured rounds (playground.repriced)
+    sources = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in corpus_files(settings, base))
     key = digest(
-        "playground", {k: hashlib.sha256(t.encode("utf-8")).hexdigest() for k, t in texts.items()}, settings,
-        source_digest(*PLAYGROUND_MODULES), package_version("numpy"), sys.version_info[:2],
+        "playground", sources, settings, source_digest(*PLAYGROUND_MODULES), package_version("numpy"),
+        sys.version_info[:2],
     )
     from .playground import Orders, build_playground, repriced
 
     data = cache.load("playground", key)
     if data is None:
+        texts = {}
+        for kind in KINDS:
+            c = getattr(settings, kind)
+            texts[kind], _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
         orders = {k: Orders(getattr(settings, k).target_order, getattr(settings, k).draft_order,
                             getattr(settings, k).min_count) for k in KINDS}
         data = build_playground(texts, orders, settings.seed, settings.rounds, cost.draft_step, cost.verify_step,
@@ -857,6 +859,13 @@ def pipeline(
     return files
 
 
+def never_drawn(cache: Cache) -> bool:
+    """No figure is in the cache yet. After an edit only the figures it touches are drawn (submit starts
+    the workers when two or more are), so only a cold build starts them before the analysis."""
+    folder = Path(cache.directory) / "figures" if cache.enabled else None
+    return folder is None or not folder.is_dir() or next(folder.iterdir(), None) is None
+
+
 def numbers_stage(
     root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
 ) -> tuple[dict[str, bytes], RenderInputs]:
@@ -864,8 +873,8 @@ def numbers_stage(
     config, profiles = report.timed("load", lambda: load_inputs(root))
     stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
-        if not cache.has("facts", facts_key(config)):
-            stage.start_pool()  # new numbers usually mean new figures: let workers import matplotlib meanwhile
+        if not cache.has("facts", facts_key(config)) and never_drawn(cache):
+            stage.start_pool()  # every figure is to draw: let the workers import matplotlib during the analysis
             if progress:
                 progress("analysis", 0, 0)
         facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
