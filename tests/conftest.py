@@ -53,10 +53,11 @@ def project(tmp_path):
     return copy_project(tmp_path)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Debian chromium for the session (skips locally, fails in CI, when it is missing);
-    each test opens its own context, so no cookie, storage or setting leaks from one test to the next."""
+    """One headless Debian chromium per module (skips locally, fails in CI, when it is missing); each test
+    opens its own context, so nothing leaks between tests. Not per session: Playwright's sync API keeps an
+    asyncio loop running in this thread while it lives, which breaks later tests that call asyncio.run."""
     from browser_support import chromium
 
     with chromium() as b:

@@ -372,8 +372,7 @@ class PagesLikeHandler(SimpleHTTPRequestHandler):
 
 @pytest.mark.browser
 def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subpath(site, browser):
-    """Drives the session's chromium (the browser fixture: skips locally, fails in CI when it is missing);
-    a second sync_playwright() inside the session's would fail as 'Sync API inside the asyncio loop'."""
+    """Drives the browser fixture's chromium (skips locally, fails in CI when it is missing)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(PagesLikeHandler, directory=str(site[0] / "build")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{server.server_address[1]}"
