@@ -107,11 +107,10 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the workers through /proc (Linux)")
-def test_killing_a_build_with_sigkill_leaves_no_figure_worker_running(project, tmp_path_factory):
-    """A changed seed means new numbers, so the build starts its worker pool before the Monte Carlo;
-    the build is killed with -9 once the workers exist, and every worker must be gone soon after."""
-    edit(project / "data" / "site.yaml", "authored_round: 2020", "authored_round: 2021")
-    env = {**os.environ, ENV_DIR: str(tmp_path_factory.getbasetemp() / "generator-cache")}
+def test_killing_a_build_with_sigkill_leaves_no_figure_worker_running(project, tmp_path):
+    """A cold build (an empty cache) starts its worker pool before the analysis; the build is killed
+    with -9 once the workers exist, and every worker must be gone soon after."""
+    env = {**os.environ, ENV_DIR: str(tmp_path / "empty-cache")}
     proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
