@@ -17,21 +17,9 @@ from math import exp, lgamma, log
 from typing import TYPE_CHECKING
 
 from .engine import Row, excess, overlap, run_round
+from .lazy import lazy_numpy
 
-
-class _LazyNumpy:
-    """numpy, imported at its first use here: a build that only renders a page again unpickles the facts,
-    whose classes live in this module, without paying for numpy. The first use puts numpy itself in
-    this module's globals, so later uses cost nothing extra."""
-
-    def __getattr__(self, name: str):
-        import numpy
-
-        globals()["np"] = numpy
-        return getattr(numpy, name)
-
-
-np = _LazyNumpy()
+np = lazy_numpy(globals())
 
 # --- exact -----------------------------------------------------------------------------------
 

@@ -17,23 +17,11 @@ from . import analysis
 from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
 from .engine import REJECTED, Round, excess, overlap, residual, run_round
+from .lazy import lazy_numpy
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS
 
-
-class _LazyNumpy:
-    """numpy, imported at its first use here: a build that only renders a page again unpickles the facts,
-    whose classes live in this module, without paying for numpy. The first use puts numpy itself in
-    this module's globals, so later uses cost nothing extra."""
-
-    def __getattr__(self, name: str):
-        import numpy
-
-        globals()["np"] = numpy
-        return getattr(numpy, name)
-
-
-np = _LazyNumpy()
+np = lazy_numpy(globals())
 
 
 @dataclass(frozen=True)

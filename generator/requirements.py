@@ -9,22 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .engine import REJECTED, Frame, run_round
+from .lazy import lazy_numpy
 from .profiles import DataError, Profiles
 
-
-class _LazyNumpy:
-    """numpy, imported at its first use here: a build that only renders a page again unpickles the facts,
-    whose classes live in this module, without paying for numpy. The first use puts numpy itself in
-    this module's globals, so later uses cost nothing extra."""
-
-    def __getattr__(self, name: str):
-        import numpy
-
-        globals()["np"] = numpy
-        return getattr(numpy, name)
-
-
-np = _LazyNumpy()
+np = lazy_numpy(globals())
 
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
 # The facts layer finds them with these same rules, so the check and the pages cannot drift apart.

@@ -152,9 +152,10 @@ def _imports(path: Path) -> set[str]:
 LAYERS = {  # module -> the generator modules it may import
     "readers": {"errors"},
     "engine": set(),
-    "requirements": {"engine", "profiles", "readers", "playground"},  # what the pages need of the data
-    "analysis": {"engine"},
-    "facts": {"analysis", "config", "engine", "profiles", "requirements"},
+    "lazy": set(),  # numpy at first use
+    "requirements": {"engine", "lazy", "profiles", "readers", "playground"},  # what the pages need of the data
+    "analysis": {"engine", "lazy"},
+    "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
     "views": {"engine", "facts"},
     "palette": set(),
     "figures": {"palette"},
