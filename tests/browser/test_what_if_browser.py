@@ -66,6 +66,9 @@ def fragment_of(doc: dict) -> str:
 
 
 def current_state(page) -> dict:
+    """The editor's state as the address carries it, once the address carries one (a busy machine may
+    run the click's handler a moment after Playwright returns)."""
+    wait_until(page, f"location.hash.startsWith({json.dumps(PREFIX)})")
     hash_ = page.evaluate("location.hash")
     assert hash_.startswith(PREFIX), hash_
     return json.loads(unquote(hash_[len(PREFIX):]))
