@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from support import PROFILES, built_site, copy_project
+from support import BUILT_SITE_ENV, PROFILES, built_site, copy_project
 
 _PREVIOUS_CACHE_DIR = os.environ.get("GENERATOR_CACHE_DIR")
 
@@ -21,9 +21,25 @@ def pytest_configure(config):
     if os.environ.get("PYTEST_XDIST_WORKER") and _PREVIOUS_CACHE_DIR:
         return
     os.environ["GENERATOR_CACHE_DIR"] = str(config._tmp_path_factory.getbasetemp() / "generator-cache")
+    if getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        # The xdist controller builds the real site once, with both cores, before it starts the
+        # workers; they inherit its folder (support.built_site) rather than each building it at once.
+        os.environ[BUILT_SITE_ENV] = str(built_site())
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under `--dist loadgroup` a test file runs on one worker as a whole, so its module fixtures (a browser,
+    a fixture site) are made once; a test that names its own xdist_group (the quality gates group by page)
+    goes with that group instead."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_unconfigure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop(BUILT_SITE_ENV, None)
     if _PREVIOUS_CACHE_DIR is None:
         os.environ.pop("GENERATOR_CACHE_DIR", None)
     else:

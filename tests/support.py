@@ -1,6 +1,7 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
 import atexit
 import functools
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "data" / "profiles.v1.json"
 SOURCES = ("data", "site_src")
+BUILT_SITE_ENV = "TESTS_BUILT_SITE"  # set by the xdist controller (conftest.py) for the workers it starts
 
 
 def copy_project(dest: Path) -> Path:
@@ -23,8 +25,12 @@ def built_site() -> Path:
 
     Every module that reads or serves the real site shares it (the `site_dir` fixture): read it, never
     write into it; copy it first (shutil.copytree) to break it. The first call is the session's one cold
-    build, so it is made while no other thread runs and the figure workers can be forked.
+    build, so it is made while no other thread runs and the figure workers can be forked. Under
+    pytest-xdist the controller makes it before it starts the workers, which read it from the
+    environment instead of building it again each.
     """
+    if os.environ.get(BUILT_SITE_ENV):
+        return Path(os.environ[BUILT_SITE_ENV])
     from generator.build import build
 
     parent = Path(tempfile.mkdtemp(prefix="built-site-"))

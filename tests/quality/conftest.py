@@ -17,7 +17,10 @@ from quality_support import WEIGHT_ROWS, built_site, page_names
 
 def pytest_generate_tests(metafunc):
     if "page_name" in metafunc.fixturenames:
-        metafunc.parametrize("page_name", page_names(built_site()))
+        names = page_names(built_site())
+        if getattr(metafunc.module, "SPREAD_BY_PAGE", False):  # one xdist group per page, not per file
+            names = [pytest.param(n, marks=pytest.mark.xdist_group(f"page:{n}")) for n in names]
+        metafunc.parametrize("page_name", names)
 
 
 @pytest.fixture(scope="session")
