@@ -137,6 +137,16 @@ def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess)
 
 
 # --- Monte Carlo ------------------------------------------------------------------------------
+#
+# One simulator, one law. A round of k proposals reads k + 1 float32 uniforms, all drawn in one
+# place (`uniforms`): u[j] both picks proposal j (it falls in that token's slice of the draft's CDF)
+# and decides its test (its offset inside the slice is uniform and independent of the token, so
+# "accept" is "u lies in the first accept-probability share of the slice"); u[k] draws the round's
+# last token, the replacement at its one rejection (from `replacement_rule`, `residual_rows` unless a
+# test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpoints of [0, 1).
+# `simulate_batch` runs it for rows that change from round to round (the playground's models);
+# `simulate_rounds` and `RoundSimulator` run it for fixed rows by table lookup: the same draws and the
+# same breakpoints, so for fixed rows both give the same tokens, bit for bit.
 
 
 def _floats(rows: Sequence[Row]) -> np.ndarray:
@@ -153,14 +163,64 @@ def _cdfs(rows: np.ndarray) -> np.ndarray:
 
 
 def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """norm(max(0, p - q)) row by row (engine.residual in floats); the target row where nothing is left."""
     rest = np.maximum(target - draft, 0.0)
     mass = rest.sum(axis=1, keepdims=True)
-    return np.divide(rest, mass, out=target.copy(), where=mass > 0)
+    return np.divide(rest, mass, out=np.array(target, dtype=np.float64), where=mass > 0)
 
 
 def target_rows_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
     """A deliberately wrong replacement rule (resample from the target itself), kept as a negative control."""
-    return target.copy()
+    return np.array(target, dtype=np.float64)
+
+
+if TYPE_CHECKING:  # annotations only: evaluating them would import numpy
+    ReplacementRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
+    RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+
+
+def slice_edges(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """The accept rule as sorted breakpoints of [0, 1), row by row: shape (rows, 2 * vocab).
+
+    Token x's slice of the draft's CDF, [end[x - 1], end[x]), splits at
+    accept[x] = end[x - 1] + q(x) min(1, p(x) / q(x)): a uniform below it proposes x and accepts it,
+    one from there to end[x] proposes x and rejects it. The breakpoints run accept[0], end[0],
+    accept[1], end[1], ..., so the number n of them at or below u is 2x for an accepted proposal x
+    and 2x + 1 for a rejected one (see proposal_codes).
+    """
+    end = _cdfs(draft)
+    ratio = np.divide(target, draft, out=np.zeros_like(end), where=draft > 0)
+    accept = (end - draft) + draft * np.minimum(1.0, ratio)
+    start = np.hstack([np.zeros((len(end), 1)), end[:, :-1]])
+    accept = np.minimum(np.maximum(accept, start), end)
+    return np.stack([accept, end], axis=2).reshape(len(end), -1)
+
+
+def proposal_codes(vocab: int, dtype, reject: int) -> np.ndarray:
+    """code[n] for n breakpoints of slice_edges at or below u: the token n / 2 for even n (accepted), else reject.
+
+    n = 2 * vocab would need u >= 1, which a uniform never is; it reads as the last token to stay in range.
+    """
+    n = np.arange(2 * vocab + 1)
+    return np.where(n % 2 == 0, np.minimum(n // 2, vocab - 1), reject).astype(dtype)
+
+
+def token_codes(vocab: int, dtype) -> np.ndarray:
+    """code[n] for n entries of a row's CDF at or below u: the token n (the last one for n = vocab, u >= 1)."""
+    return np.minimum(np.arange(vocab + 1), vocab - 1).astype(dtype)
+
+
+def uniforms(rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
+    """Every draw the simulator makes: (k + 1, rounds) float32 uniforms, row j for position j, row k for
+    the round's last token. In a per-thread buffer (see _buffer), valid until this thread draws again."""
+    u = _buffer("u", (k + 1, rounds), np.float32)
+    rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
+    return u
+
+
+def _search(breaks: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row r's count of breaks at or below u[r]: np.searchsorted(breaks[r], u[r], side="right") for every r."""
+    return np.count_nonzero(breaks <= u[:, None], axis=1)
 
 
 _scratch = threading.local()
@@ -175,6 +235,71 @@ def _buffer(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
     if have is None or have.size < size:
         have = store[(name, np.dtype(dtype))] = np.empty(size, dtype=dtype)
     return have[:size].reshape(shape)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rounds simulated side by side, position by position (position k is the bonus)."""
+
+    tokens: np.ndarray  # (k + 1, rounds): the token committed at each position, 0 where the round stopped before it
+    reached: np.ndarray  # (k + 1, rounds) bool: whether the round got that far
+
+    @property
+    def accepted(self) -> np.ndarray:
+        """(k, rounds) bool: proposal j was accepted (a round goes on past position j exactly then)."""
+        return self.reached[1:]
+
+    @property
+    def committed(self) -> np.ndarray:
+        """(rounds,) tokens committed, the replacement or the bonus included."""
+        return self.reached.sum(axis=0)
+
+    @property
+    def first(self) -> np.ndarray:
+        """(rounds,) the first committed token."""
+        return self.tokens[0]
+
+
+def simulate_batch(
+    rows_at: RowsAt,
+    k: int,
+    rounds: int,
+    rng: np.random.Generator,
+    replacement_rule: ReplacementRule = residual_rows,
+) -> Batch:
+    """Many rounds at once whose rows depend on the round: a language model's rows follow its context.
+
+    rows_at(j, proposals) gives the (rounds, vocab) target and draft rows at position j once the
+    first j proposals of every round are known (proposals has shape (rounds, j)); at j = k it
+    gives the bonus rows and None. Every position's rows are asked for in every round, also in
+    rounds that stopped before it (their rows are not used).
+    """
+    u = uniforms(rng, k, rounds).astype(np.float64)  # exact, and a copy: the buffer is reused
+    proposals = np.zeros((rounds, k + 1), dtype=np.intp)  # the last column stays 0: the bonus is no proposal
+    stop = np.full(rounds, k, dtype=np.intp)  # proposals accepted before the round's one rejection
+    last = np.empty(rounds, dtype=np.intp)
+    going = np.ones(rounds, dtype=bool)
+    for j in range(k):
+        target, draft = rows_at(j, proposals[:, :j])
+        n = _search(slice_edges(target, draft), u[j])
+        proposals[:, j] = proposal_codes(draft.shape[1], np.intp, -1)[n & ~1]  # n rounded down to even: the token
+        here = going & (n % 2 == 1)
+        stop[here] = j
+        going &= ~here
+        if here.any():
+            last[here] = _draw(replacement_rule(target[here], draft[here]), u[k, here])
+    bonus, _ = rows_at(k, proposals[:, :k])
+    if going.any():
+        last[going] = _draw(bonus[going], u[k, going])
+    position = np.arange(k + 1)[:, None]
+    tokens = np.where(position < stop, proposals.T, 0)
+    tokens[stop, np.arange(rounds)] = last
+    return Batch(tokens, position <= stop)
+
+
+def _draw(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One token per row, by its CDF: the round's last token."""
+    return token_codes(rows.shape[1], np.intp)[_search(_cdfs(rows), u)]
 
 
 class _Tables:
@@ -215,40 +340,28 @@ class _Tables:
 
 
 class RoundSimulator:
-    """Many rounds of one (target, draft) pair at once: the committed token at every position, or "not reached".
+    """simulate_batch for one fixed (target, draft) pair, fast: one table lookup per draw.
 
-    One float32 uniform u per position both picks the proposal x (u falls in x's slice of the draft's
-    CDF) and decides the test: the offset of u inside that slice is itself uniform and independent of
-    x, so "accept" is "u lies in the first accept_probability(x) share of x's slice". Each slice
-    therefore splits at two breakpoints into an accept part (code x) and a reject part (code REJECT),
-    and one table lookup per draw finds the code. A round needs one more draw at most, since it ends
-    either at its single rejection (the replacement) or with the bonus; u[k] makes it, from the
-    residual row of the stopping position or from the bonus row.
+    The breakpoints of slice_edges split each draft slice into an accept part (code x) and a
+    reject part (code REJECT), and a lookup table per position (see _Tables) turns a uniform into
+    its code without a search; the round's last token comes from the same kind of table over the
+    replacement rows and the bonus row, read at u[k].
 
     Codes are small unsigned integers: a token, REJECT while undecided, and DEAD added once a round
     has stopped, so that counting a position's tokens among the rounds that reached it needs no mask.
     """
 
     def __init__(self, target_rows: Sequence[Row], draft_rows: Sequence[Row],
-                 replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows):
+                 replacement_rule: ReplacementRule = residual_rows):
         target, draft = _floats(target_rows), _floats(draft_rows)
         self.k, self.vocab = draft.shape[0], target.shape[1]
         self.dtype = np.uint8 if self.vocab < 126 else np.uint16
         self.dead = 128 if self.dtype == np.uint8 else 1 << 15
         self.reject, self.ambiguous = self.vocab, self.dead - 1
-        end = _cdfs(draft)
-        ratio = np.divide(target[:self.k], draft, out=np.zeros_like(draft), where=draft > 0)
-        accept = (end - draft) + draft * np.minimum(1.0, ratio)  # below this, x's slice accepts
-        start = np.hstack([np.zeros((self.k, 1)), end[:, :-1]])
-        accept = np.minimum(np.maximum(accept, start), end)
-        codes = np.empty(2 * self.vocab + 1, dtype=self.dtype)
-        codes[0::2] = np.arange(self.vocab + 1)
-        codes[1::2] = self.reject
-        codes[-1] = self.vocab - 1  # u < 1 = end[-1]: never reached, kept in range
-        self.proposal = _Tables(np.stack([accept, end], axis=2).reshape(self.k, -1), codes, self.ambiguous)
+        codes = proposal_codes(self.vocab, self.dtype, self.reject)
+        self.proposal = _Tables(slice_edges(target[:self.k], draft), codes, self.ambiguous)
         final = _cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
-        token_codes = np.append(np.arange(self.vocab), self.vocab - 1).astype(self.dtype)
-        self.final = _Tables(final, token_codes, self.ambiguous)
+        self.final = _Tables(final, token_codes(self.vocab, self.dtype), self.ambiguous)
 
     def run(self, rounds: int, rng: np.random.Generator, keep: bool = True) -> np.ndarray:
         """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more.
@@ -257,8 +370,7 @@ class RoundSimulator:
         itself is one of them, valid until this thread's next run.
         """
         k, reject, dead = self.k, self.dtype(self.reject), self.dtype(self.dead)
-        u = _buffer("u", (k + 1, rounds), np.float32)
-        rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
+        u = uniforms(rng, k, rounds)
         out = np.empty((k + 1, rounds), dtype=self.dtype) if keep else _buffer("codes", (k + 1, rounds), self.dtype)
         cells = _buffer("cells", (rounds,), np.intp)
         gone = _buffer("gone", (rounds,), self.dtype)  # DEAD once the round has met its rejection
@@ -295,82 +407,22 @@ class RoundSimulator:
         return out
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Rounds simulated side by side whose rows differ from round to round (see simulate_batch)."""
-
-    accepted: np.ndarray  # (rounds, k) bool, the verdict at each position (meaningful where reached)
-    reached: np.ndarray  # (rounds, k) bool, whether the position was verified at all
-    committed: np.ndarray  # (rounds,) tokens committed, replacement or bonus included
-    first: np.ndarray  # (rounds,) the first committed token
-
-
-if TYPE_CHECKING:  # an annotation only: evaluating it would import numpy
-    RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
-
-
-def simulate_batch(
-    rows_at: RowsAt,
-    k: int,
-    rounds: int,
-    rng: np.random.Generator,
-    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
-) -> Batch:
-    """simulate_rounds for rows that depend on the round: a language model's rows follow its context.
-
-    rows_at(j, proposals) gives the (rounds, vocab) target and draft rows at position j once the
-    first j proposals of every round are known (proposals has shape (rounds, j)); at j = k it
-    gives the bonus rows and None. The law is simulate_rounds': one uniform per position both
-    picks the proposal from the draft's CDF and, by its offset inside that proposal's slice,
-    decides the accept test; one more uniform draws the replacement (from replacement_rule) or
-    the bonus.
-    """
-    proposals = np.empty((rounds, k), dtype=np.intp)
-    accepted = np.empty((rounds, k), dtype=bool)
-    finals: list[tuple[np.ndarray, np.ndarray]] = []
-    idx = np.arange(rounds)
-    for j in range(k):
-        target, draft = rows_at(j, proposals[:, :j])
-        cdf = _cdfs(draft)
-        u = rng.random(rounds)
-        x = np.minimum((cdf <= u[:, None]).sum(axis=1), draft.shape[1] - 1)
-        q, p = draft[idx, x], target[idx, x]
-        ratio = np.divide(p, q, out=np.zeros_like(q), where=q > 0)
-        accepted[:, j] = u < (cdf[idx, x] - q) + q * np.minimum(1.0, ratio)
-        proposals[:, j] = x
-        finals.append((target, draft))
-    bonus, _ = rows_at(k, proposals)
-    reached = np.cumprod(np.concatenate([np.ones((rounds, 1), bool), accepted[:, :-1]], axis=1), axis=1).astype(bool)
-    run = np.where(accepted.all(axis=1), k, np.argmin(accepted, axis=1)) if k else np.zeros(rounds, np.intp)
-    final = np.empty(rounds, dtype=np.intp)
-    u = rng.random(rounds)
-    for j in range(k + 1):
-        here = run == j
-        if here.any():
-            rows = bonus[here] if j == k else replacement_rule(finals[j][0][here], finals[j][1][here])
-            cdf = _cdfs(rows)
-            final[here] = np.minimum((cdf <= u[here, None]).sum(axis=1), rows.shape[1] - 1)
-    first = np.where(run > 0, proposals[:, 0], final) if k else final
-    return Batch(accepted, reached, run + 1, first)
-
-
 def simulate_rounds(
     target_rows: Sequence[Row],
     draft_rows: Sequence[Row],
     rounds: int,
     rng: np.random.Generator,
-    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Run many rounds at once, the draft sampling fresh proposals every time (see RoundSimulator).
+    replacement_rule: ReplacementRule = residual_rows,
+) -> Batch:
+    """simulate_batch for rows that stay the same in every round, by RoundSimulator's table lookup.
 
-    Returns (tokens, reached): tokens[i, r] is the token committed at position i of round r
-    (position k is the bonus), and reached[i, r] says whether round r got that far (where it did
-    not, tokens[i, r] is 0).
+    Given the same Generator, it commits exactly the tokens simulate_batch commits when rows_at hands
+    it these rows in every round: the same uniforms, the same breakpoints, the same search.
     """
     sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
     codes = sim.run(rounds, rng)
     reached = codes < sim.dead
-    return np.where(reached, codes, 0).astype(np.intp), reached
+    return Batch(np.where(reached, codes, 0).astype(np.intp), reached)
 
 
 @dataclass(frozen=True)
@@ -520,7 +572,7 @@ def convergence(
     draft_rows: Sequence[Row],
     rounds: int,
     rng: np.random.Generator,
-    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
+    replacement_rule: ReplacementRule = residual_rows,
 ) -> tuple[PositionCheck, ...]:
     """Per position, the committed token's histogram among rounds that reached it, against the target."""
     sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
@@ -613,7 +665,7 @@ def convergence_suite(
     cases: Sequence[tuple[str, str, Sequence[Row], Sequence[Row]]],
     rounds: int,
     seed: int,
-    replacement_rule: Callable[[np.ndarray, np.ndarray], np.ndarray] = residual_rows,
+    replacement_rule: ReplacementRule = residual_rows,
     first: int = 0,
 ) -> tuple[ConvergenceCase, ...]:
     """Every case gets its own child Generator, so adding a case never changes another's draws.

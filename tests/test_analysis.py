@@ -164,8 +164,7 @@ def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_t
 def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths():
     d = P.draft("divergent")
     exact = [float(p) for p in A.round_length_distribution(numbers("divergent").accept_rates)]
-    tokens, reached = A.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1))
-    lengths = reached[:P.k].sum(axis=0) + reached[P.k]
+    lengths = A.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
     vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
     rng = np.random.default_rng(2)
     loop = np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)],
@@ -214,8 +213,46 @@ def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_s
             tokens, reached = reference_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             slow = tuple(A.position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
             assert fast == slow
-            simulated, simulated_reached = A.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
-            assert (simulated_reached == reached).all() and (simulated[reached] == tokens[reached]).all()
+            simulated = A.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            assert (simulated.reached == reached).all() and (simulated.tokens[reached] == tokens[reached]).all()
+
+
+def fixed_rows_at(target_rows, draft_rows, rounds):
+    """rows_at for simulate_batch handing every round the same rows, as read-only broadcasts."""
+    target = np.array([[float(p) for p in row] for row in target_rows])
+    draft = np.array([[float(p) for p in row] for row in draft_rows])
+    k = len(draft)
+
+    def rows_at(j, proposals):
+        assert proposals.shape == (rounds, j)
+        t = np.broadcast_to(target[j], (rounds, target.shape[1]))
+        return (t, None) if j == k else (t, np.broadcast_to(draft[j], (rounds, draft.shape[1])))
+
+    return rows_at
+
+
+@pytest.mark.parametrize("vocab, denominator, k", [(6, 64, 5), (6, 704, 3), (130, 1000, 4), (3, 7, 1)])
+def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_lookup_commits(vocab, denominator, k):
+    # one law, one set of draws: the playground's simulator (rows per round) and the profile Monte Carlo
+    # (fixed rows, by table lookup) give the same tokens for the same seed, bit for bit, for either
+    # replacement rule; the planted negative control below shows the comparison can fail
+    rng = np.random.default_rng(vocab * denominator + k)
+    for agreement in (F(0), F(1, 2), F(1)):
+        target, drafts = A.random_profile(rng, vocab, k, agreement, denominator)
+        for rule in (A.residual_rows, A.target_rows_resampler):
+            fixed = A.simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
+            per_round = A.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule)
+            assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
+    other = A.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
+    assert not np.array_equal(other.tokens, fixed.tokens)
+
+
+def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():
+    tokens = np.array([[2, 1, 0], [0, 3, 0], [0, 4, 0]])
+    reached = np.array([[True, True, True], [False, True, True], [False, True, False]])
+    batch = A.Batch(tokens, reached)  # k = 2: round 0 rejects at 1, round 1 earns the bonus, round 2 rejects at 2
+    assert batch.accepted.tolist() == [[False, True, True], [False, True, False]]
+    assert batch.committed.tolist() == [1, 3, 2] and batch.first.tolist() == [2, 1, 0]
 
 
 def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():

@@ -83,11 +83,11 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
     per_k = []
     for k in range(1, max_k + 1):
         batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
-        verified = batch.reached.sum(axis=0)
-        kept = (batch.accepted & batch.reached).sum(axis=0)
+        verified = batch.reached[:k].sum(axis=1)
+        kept = batch.accepted.sum(axis=1)
         per_k.append({
             "k": k,
-            "rounds": int(len(batch.committed)),
+            "rounds": int(batch.committed.size),
             "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
             "verified_by_position": [int(v) for v in verified],
             "acceptance": float(kept.sum() / verified.sum()),
