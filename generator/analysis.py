@@ -179,20 +179,28 @@ if TYPE_CHECKING:  # annotations only: evaluating them would import numpy
     RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
 
 
-def slice_edges(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
-    """The accept rule as sorted breakpoints of [0, 1), row by row: shape (rows, 2 * vocab).
+def accept_edges(start: np.ndarray, end: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The accept rule, the one float copy of engine.accept_probability: where token x's slice splits.
 
-    Token x's slice of the draft's CDF, [end[x - 1], end[x]), splits at
-    accept[x] = end[x - 1] + q(x) min(1, p(x) / q(x)): a uniform below it proposes x and accepts it,
-    one from there to end[x] proposes x and rejects it. The breakpoints run accept[0], end[0],
-    accept[1], end[1], ..., so the number n of them at or below u is 2x for an accepted proposal x
-    and 2x + 1 for a rejected one (see proposal_codes).
+    x's slice of the draft's CDF is [start, end), of width q = q(x); a uniform below
+    start + q min(1, p(x) / q(x)) that proposed x accepts it, one from there to end rejects it.
+    (The offset of u inside the slice is uniform and independent of x, so this is the accept test
+    with probability min(1, p / q).) Elementwise, for whole rows or for the proposed tokens alone.
+    """
+    ratio = np.divide(p, q, out=np.zeros_like(end), where=q > 0)
+    accept = (end - q) + q * np.minimum(1.0, ratio)
+    return np.minimum(np.maximum(accept, start), end)
+
+
+def slice_edges(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """Every breakpoint of [0, 1) the accept rule sets, row by row, sorted: shape (rows, 2 * vocab).
+
+    They run accept[0], end[0], accept[1], end[1], ... (see accept_edges), so the number n of them
+    at or below u is 2x for an accepted proposal x and 2x + 1 for a rejected one (see proposal_codes).
     """
     end = _cdfs(draft)
-    ratio = np.divide(target, draft, out=np.zeros_like(end), where=draft > 0)
-    accept = (end - draft) + draft * np.minimum(1.0, ratio)
     start = np.hstack([np.zeros((len(end), 1)), end[:, :-1]])
-    accept = np.minimum(np.maximum(accept, start), end)
+    accept = accept_edges(start, end, target, draft)
     return np.stack([accept, end], axis=2).reshape(len(end), -1)
 
 
@@ -279,11 +287,17 @@ def simulate_batch(
     stop = np.full(rounds, k, dtype=np.intp)  # proposals accepted before the round's one rejection
     last = np.empty(rounds, dtype=np.intp)
     going = np.ones(rounds, dtype=bool)
+    index = np.arange(rounds)
     for j in range(k):
         target, draft = rows_at(j, proposals[:, :j])
-        n = _search(slice_edges(target, draft), u[j])
-        proposals[:, j] = proposal_codes(draft.shape[1], np.intp, -1)[n & ~1]  # n rounded down to even: the token
-        here = going & (n % 2 == 1)
+        # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
+        # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
+        end = _cdfs(draft)
+        x = token_codes(draft.shape[1], np.intp)[_search(end, u[j])]
+        start = np.where(x > 0, end[index, x - 1], 0.0)
+        rejected = u[j] >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
+        proposals[:, j] = x
+        here = going & rejected
         stop[here] = j
         going &= ~here
         if here.any():
