@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from .cache import Cache, digest, module_closure, package_version, source_digest
 from .errors import UserError
 from .palette import dark as dark_svg
+from .uptodate import walk
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
     from .config import SiteConfig
@@ -160,14 +161,15 @@ def corpus_files(settings, base: Path) -> list[Path]:
     return found
 
 
-def input_digests(root: Path) -> tuple[str, str, str]:
+def input_digests(root: Path, used: dict[str, bytes] | None = None) -> tuple[str, str, str]:
     """(site, render, numbers): digests of everything a build reads (site_inputs), by name and bytes, plus
     library and Python versions; render leaves out the pages' Markdown (site_src/pages), numbers leaves
     out site_src/ whole. A page's output is kept under render and its own file (render_pages); the
     figures, numbers and data files under numbers (numbers_stage), since no page or template makes them.
 
     Names inside the project are relative to it, so copies of one project share cache entries; a file
-    outside it is named by its absolute path."""
+    outside it is named by its absolute path. `used`, when given, gets each file's digest by absolute path
+    (uptodate.write re-checks a file edited just before the build against it)."""
     site, render, numbers = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
     pages_dir, site_src = root / "site_src" / "pages", root / "site_src"
     for path in site_inputs(root):
@@ -182,6 +184,8 @@ def input_digests(root: Path) -> tuple[str, str, str]:
         except OSError:  # missing or unreadable: the build itself will say so in one line
             data = b"\0missing"
         entry = f"{name}\0".encode() + hashlib.sha256(data).digest()
+        if used is not None:
+            used[str(path)] = entry[-32:]
         site.update(entry)
         if pages_dir not in path.parents:
             render.update(entry)
@@ -728,14 +732,14 @@ def _source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def write_atomically(files: dict[str, bytes], out: Path) -> None:
+def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
     """Write into a sibling temporary folder, then make it `out` in one atomic step.
 
     Where the kernel offers renameat2(RENAME_EXCHANGE) the new folder and the old one swap names in a
     single call, so `out` is at every instant either the whole previous build or the whole new one;
     the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
     renamed aside and the new one into place, and recover() puts the old one back at the next start
-    if the process died in between."""
+    if the process died in between. Returns what the new folder holds, as uptodate.walk sees it."""
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
@@ -758,12 +762,13 @@ def write_atomically(files: dict[str, bytes], out: Path) -> None:
         if epoch is not None:
             for path in [*staging.rglob("*"), staging]:
                 os.utime(path, (epoch, epoch), follow_symlinks=False)
+        staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
         _checkpoint("written")
         if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
             _checkpoint("exchanged")
             shutil.rmtree(staging, ignore_errors=True)  # now the previous build
             _checkpoint("done")
-            return
+            return staged
         if os.path.lexists(out):
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
             os.rmdir(old)
@@ -785,6 +790,7 @@ def write_atomically(files: dict[str, bytes], out: Path) -> None:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     _checkpoint("done")
+    return staged
 
 
 # --- the whole pipeline -------------------------------------------------------------------------
@@ -806,10 +812,13 @@ def build(
     cache = cache or Cache.for_root(root)
     if clean:
         cache.clear()
+    from . import uptodate
     from .publish import build_stamp
 
+    before = uptodate.snapshot(str(root)) if cache.enabled else None  # before the build reads anything
+    used: dict[str, bytes] = {}
     stamp = report.timed("load", lambda: build_stamp(root))
-    site, render, numbers = report.timed("load", lambda: input_digests(root))
+    site, render, numbers = report.timed("load", lambda: input_digests(root, used))
     key = digest(site, stamp)
     hit = cache.load("site", key)
     if hit is not None:
@@ -818,10 +827,43 @@ def build(
     else:
         files = pipeline(root, report, cache, progress, workers, stamp, (render, numbers))
         cache.store("site", key, (files, report.pages, report.figures))
-    report.timed("write", lambda: write_atomically(files, out))
+    staged = report.timed("write", lambda: write_atomically(files, out))
+    if before is not None:
+        uptodate.write(before, str(out), str(cache.directory), extra=stamp_extras(root, out, used),
+                       used=used, hash_file=_file_digest, commit=stamp[1],
+                       staged=staged, summary=f"{report.pages} pages, {report.figures} figures")
     cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT, "numbers": SITE_ENTRIES_KEPT,
                              "render-inputs": SITE_ENTRIES_KEPT, "page": PAGE_ENTRIES_KEPT})
     return report
+
+
+def _file_digest(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).digest()
+    except OSError:
+        return None
+
+
+def stamp_extras(root: Path, out: Path, used: dict[str, bytes]) -> list[str]:
+    """What the stat stamp watches besides data/, site_src/ and our package: the inputs that lie outside
+    them (corpora, a profiles file elsewhere), each library's installed metadata (the key holds their
+    versions) and the folders on sys.path (an install that would shadow one), but not the project's own
+    folder or the output's, which every build changes."""
+    from importlib import metadata
+
+    inside = tuple(os.path.join(str(root), name, "") for name in SITE_INPUTS) + (os.path.join(str(PACKAGE), ""),)
+    extras = [path for path in used if not path.startswith(inside)]
+    for lib in LIBRARIES:
+        try:
+            folder = getattr(metadata.distribution(lib), "_path", None)
+        except metadata.PackageNotFoundError:
+            continue
+        if folder is not None:
+            extras.append(os.path.join(str(folder), "METADATA"))
+    busy = {str(root), os.path.dirname(os.path.abspath(out))}
+    extras += [os.path.abspath(p) for p in sys.path if p and os.path.abspath(p) not in busy]
+    return extras
 
 
 def pipeline(

@@ -1,10 +1,12 @@
-"""`build [--out DIR] [--clean]`: run the whole pipeline and swap the result into place."""
+"""`build [--out DIR] [--clean]`: run the whole pipeline and swap the result into place.
+
+Unless the stat stamp (uptodate.py) shows that nothing changed since the last build into the same
+folder: then it stops before importing the pipeline."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from ..build import build
 from ..paths import BUILD
 
 
@@ -32,6 +34,15 @@ def progress_printer(stream=None):
 
 
 def run(args) -> int:
+    if not args.clean:
+        from ..uptodate import up_to_date
+
+        summary = up_to_date(args.out)
+        if summary is not None:
+            print(f"built {args.out}: {summary}")
+            return 0
+    from ..build import build
+
     show, finish = progress_printer()
     try:
         report = build(Path.cwd(), Path(args.out), clean=args.clean, progress=show)
