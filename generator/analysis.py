@@ -412,7 +412,7 @@ class RoundSimulator:
         np.take(self.final.flat, cells, out=final)
         self.final.settle(final, u[k], stop)
         # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
-        rejected = _buffer("rejected", (k, rounds), bool)
+        rejected = _buffer("replaced", (k, rounds), bool)
         np.equal(out[:k], reject, out=rejected)
         moved = _buffer("moved", (k, rounds), self.dtype)
         np.multiply(rejected, final - reject, out=moved)

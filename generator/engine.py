@@ -86,7 +86,7 @@ class Frame:
     """One step of a round, holding everything a reader needs to follow that step."""
 
     kind: str  # "propose", "verify", "bonus" or "done"
-    statuses: tuple[str, ...]  # per position: pending, accepted, rejected or dropped
+    statuses: tuple[Verdict, ...]  # per position
     committed: tuple[int, ...]  # tokens committed once this step is over
     position: int | None = None  # 1-based; k + 1 is the bonus position
     proposal: int | None = None
@@ -95,7 +95,7 @@ class Frame:
     ratio: Fraction | None = None
     accept_probability: Fraction | None = None
     u: Fraction | None = None  # the accept test's uniform draw; None where the verdict is certain
-    verdict: str | None = None
+    verdict: Verdict | None = None
     residual: Row | None = None
     replacement: int | None = None
     replacement_u: Fraction | None = None

@@ -16,7 +16,7 @@ from typing import TypeVar
 from . import analysis
 from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
-from .engine import REJECTED, Round, excess, overlap, residual, run_round
+from .engine import ACCEPTED, REJECTED, Round, Verdict, excess, overlap, residual, run_round
 from .lazy import lazy_numpy
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS
@@ -54,7 +54,7 @@ class ProfileFacts:
     speedup: Fraction
     authored_round: Round
     sampled_rounds: tuple[Round, ...]
-    drawn_rounds: tuple[tuple[str, Round], ...]  # ("accepted" | "rejected", a round a uniform draw decided)
+    drawn_rounds: tuple[tuple[Verdict, Round], ...]  # (ACCEPTED or REJECTED, a round a uniform draw decided)
     positions: tuple[PositionFacts, ...]
     frame_count_bounds: tuple[int, int]
     convergence: ConvergenceCase
@@ -285,19 +285,19 @@ def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stre
 
 def drawn_rounds(
     profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int
-) -> tuple[tuple[str, Round], ...]:
+) -> tuple[tuple[Verdict, Round], ...]:
     """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
     sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
     the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
     rng = np.random.default_rng(seed)
     stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(skip, stream_length))][skip:]
 
-    def drawn(r: Round, verdict: str) -> bool:
+    def drawn(r: Round, verdict: Verdict) -> bool:
         return any(f.verdict == verdict and f.u is not None for f in r.frames)
 
     wanted = {
-        "accepted": lambda r: drawn(r, "accepted") and not drawn(r, "rejected"),
-        "rejected": lambda r: drawn(r, "rejected"),
+        ACCEPTED: lambda r: drawn(r, ACCEPTED) and not drawn(r, REJECTED),
+        REJECTED: lambda r: drawn(r, REJECTED),
     }
     out = []
     for name, test in wanted.items():

@@ -25,6 +25,7 @@ from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
+from .engine import Verdict
 from .errors import UserError
 from .readers import load_yaml, read_text, shown
 
@@ -459,6 +460,7 @@ def environment(templates_dir: Path, bytecode_dir: Path | None = None) -> jinja2
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS)
+    env.globals["Verdict"] = Verdict  # templates name a verdict as Verdict.REJECTED, never by a bare word
     return env
 
 

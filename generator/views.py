@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from .engine import DROPPED, PENDING, REJECTED, Frame, Round
+from .engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
 from .facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
 
 
@@ -56,7 +56,7 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
     """p and q over every token at a check frame's position; the residual too when this check rejects."""
     if f.kind != "verify" or position is None or position.draft is None:
         return ()
-    residual = f.residual if f.verdict == "rejected" else None
+    residual = f.residual if f.verdict == REJECTED else None
     return tuple(
         Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i], i == f.proposal)
         for i, t in enumerate(tokens)
@@ -76,7 +76,7 @@ class FrameView:
     ratio: Fraction | None
     accept_probability: Fraction | None
     u: float | None
-    verdict: str | None
+    verdict: Verdict | None
     residual: tuple[tuple[str, Fraction], ...] | None
     replacement: str | None
     replacement_u: float | None
@@ -272,7 +272,7 @@ def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str
     return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
 
 
-DRAWN_LABELS = {"accepted": "Kept by the draw", "rejected": "Rejected by the draw"}
+DRAWN_LABELS = {ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"}
 
 
 def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:

@@ -549,3 +549,27 @@ def test_verdicts_are_one_enum_from_the_engine_to_the_page_data(pairs):
     assert all(isinstance(f.verdict, Verdict) for f in r.frames if f.kind == "verify")
     assert all(isinstance(s, Verdict) for f in r.frames for s in f.statuses)
     assert json.dumps([Verdict.ACCEPTED]) == '["accepted"]'  # what the JavaScript mirror compares with
+
+
+def bare_verdict_words(source: str) -> list[str]:
+    """String constants in Python code that spell a verdict (docstrings and comments are no code)."""
+    import ast
+
+    words = {str(v) for v in Verdict}
+    tree = ast.parse(source)
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(getattr(n, "body", None), list) and n.body and isinstance(n.body[0], ast.Expr)}
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and n.value in words and id(n) not in docstrings]
+
+
+def test_no_code_names_a_verdict_by_a_bare_word():
+    # engine.py defines the words; card.py's palette is keyed by chip states (proposed, replacement and bonus
+    # besides the verdicts), which arrive as plain strings from the views
+    allowed = {"engine.py", "card.py"}
+    for path in sorted((ROOT / "generator").rglob("*.py")):
+        if path.name not in allowed:
+            assert not bare_verdict_words(path.read_text(encoding="utf-8")), path
+    for path in sorted((ROOT / "site_src" / "templates").rglob("*.html")):
+        assert not re.search(r"verdict\s*[=!]=\s*[\"']", path.read_text(encoding="utf-8")), path
+    assert bare_verdict_words('if f.verdict == "rejected":\n    pass\n') == ["rejected"]  # the check can fail
