@@ -16,7 +16,7 @@ from typing import TypeVar
 from . import analysis
 from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
-from .engine import ACCEPTED, REJECTED, Round, Verdict, excess, overlap, residual, run_round
+from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .lazy import lazy_numpy
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS
@@ -314,7 +314,7 @@ def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...
         ex = excess(t, q)
         out.append(PositionFacts(
             i + 1, False, t, q, profiles.tokens[x], overlap(t, q), ex, sum(ex, Fraction(0)), residual(t, q),
-            analysis.acceptance_rate(t, q), min(Fraction(1), t[x] / q[x]),
+            analysis.acceptance_rate(t, q), accept_probability(t[x], q[x]),
         ))
     out.append(PositionFacts(profiles.k + 1, True, profiles.target[-1], None, None, None, None, None, None, None, None))
     return tuple(out)
@@ -496,7 +496,7 @@ def lossless_example(profile: ProfileFacts, frame_number: int, tokens: tuple[str
     i = frame.replacement
     token = tokens[i]
     p, q = view.target[i], view.draft[i]
-    a = min(Fraction(1), p / q) if q else Fraction(0)
+    a = accept_probability(p, q) if q else Fraction(0)  # a token the draft never proposes
     residual_y = view.residual[i]
     via_acceptance, via_residual = q * a, view.excess_mass * residual_y
     if via_acceptance != view.overlap[i] or via_residual != view.excess[i] or via_acceptance + via_residual != p:
