@@ -21,6 +21,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -256,11 +257,13 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     return facts, numbers
 
 
-def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
-    """Train and measure the playground's two model pairs, or reuse them: only the corpora, settings and code matter."""
+def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: FigureStage | None = None
+               ) -> Callable[[], dict | None]:
+    """Start training and measuring the playground's two model pairs, or reuse them: only the corpora, settings
+    and code matter. With a worker pool running, each kind trains in a worker while this process analyses;
+    the function returned waits for them and prices the rounds under the cost model."""
     if "playground" not in (*config.pages, *config.appendix):
-        return None
-    from .playground.corpus import licence_text, load_sources
+        return lambda: None
     from .playground.ngram import KINDS
 
     settings = config.playground
@@ -273,23 +276,47 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | N
         "playground", sources, settings, source_digest(*PLAYGROUND_MODULES), package_version("numpy"),
         sys.version_info[:2],
     )
-    from .playground import Orders, build_playground, repriced
-
     data = cache.load("playground", key)
-    if data is None:
-        texts = {}
-        for kind in KINDS:
-            c = getattr(settings, kind)
-            texts[kind], _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
-        orders = {k: Orders(getattr(settings, k).target_order, getattr(settings, k).draft_order,
-                            getattr(settings, k).min_count) for k in KINDS}
-        data = build_playground(texts, orders, settings.seed, settings.rounds, cost.draft_step, cost.verify_step,
-                                settings.max_k)
-        data["generate_chars"] = settings.generate_chars
-        data["corpora"] = texts
-        data["licences"] = {k: licence_text(getattr(settings, k).package) for k in KINDS}
-        cache.store("playground", key, data)
-    return repriced(data, cost.draft_step, cost.verify_step)
+    jobs = [(kind, settings, str(base), cost.draft_step, cost.verify_step) for kind in KINDS]
+    futures = None
+    if data is None and stage is not None and stage.workers > 1:
+        futures = [stage.helper(playground_kind, *job) for job in jobs]
+        if None in futures:  # this system cannot fork: train here
+            futures = None
+
+    def finish() -> dict:
+        nonlocal data
+        from .playground import assemble, repriced
+
+        if data is None:
+            parts = [f.result() for f in futures] if futures is not None else [playground_kind(*job) for job in jobs]
+            data = assemble({kind: pair for kind, (pair, _, _) in zip(KINDS, parts)}, settings.seed, settings.max_k,
+                            cost.draft_step, cost.verify_step)
+            data["generate_chars"] = settings.generate_chars
+            data["corpora"] = {kind: text for kind, (_, text, _) in zip(KINDS, parts)}
+            data["licences"] = {kind: licence for kind, (_, _, licence) in zip(KINDS, parts)}
+            cache.store("playground", key, data)
+        return repriced(data, cost.draft_step, cost.verify_step)
+
+    return finish
+
+
+def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> tuple[dict, str, str | None]:
+    """One kind's corpus read, its pair trained and measured, and its package's licence; runs in a worker
+    when there is a pool. A failure is one line, as in the main process."""
+    from .playground import Orders, build_kind
+    from .playground.corpus import licence_text, load_sources
+
+    try:
+        c = getattr(settings, kind)
+        text, _ = load_sources(c.package, c.files, c.books, Path(base), f"playground.{kind}")
+        pair = build_kind(kind, text, Orders(c.target_order, c.draft_order, c.min_count), settings.seed,
+                          settings.rounds, draft_step, verify_step, settings.max_k)
+        return pair, text, licence_text(c.package)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise BuildError(f"{_where(exc)}playground stage failed: {type(exc).__name__}: {exc}") from None
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -343,8 +370,6 @@ def _exit_with_parent(creator: int, method: str) -> None:
     PID 1. A daemon thread watches getppid(): when the parent dies, the worker is re-parented and the
     thread ends the process. It watches the parent, not one thread of it, so a pool started from a
     thread that later finishes keeps its workers (prctl's death signal would kill them then)."""
-    import threading
-
     parent = os.getppid()
     if method != "forkserver" and parent != creator:  # the build died before this worker got here
         os._exit(1)
@@ -360,8 +385,6 @@ def _exit_with_parent(creator: int, method: str) -> None:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """Forked workers start in milliseconds with our modules already imported; forking is only safe
     while this process has no other thread (a lock held elsewhere would stay held in the child)."""
-    import threading
-
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         method = "fork"
@@ -369,6 +392,49 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         method = "forkserver" if "forkserver" in methods else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
                                initializer=_exit_with_parent, initargs=(os.getpid(), method))
+
+
+def _helper_main(send, creator: int, function: Callable, args: tuple) -> None:
+    _exit_with_parent(creator, "fork")
+    try:
+        outcome = ("ok", function(*args))
+    except BaseException as exc:  # sent back whole: the build raises it as if it had happened here
+        outcome = ("error", exc)
+    send.send(outcome)
+    send.close()
+
+
+class Helper:
+    """One forked process running one function, its result read back through a pipe. A plain process
+    rather than a pool: a pool's management thread would make every later fork (the figure workers')
+    unsafe, so the build would fall back to starting them from scratch."""
+
+    def __init__(self, function: Callable, args: tuple):
+        context = multiprocessing.get_context("fork")
+        self.receive, send = context.Pipe(duplex=False)
+        self.process = context.Process(target=_helper_main, args=(send, os.getpid(), function, args), daemon=True)
+        self.process.start()
+        send.close()
+
+    def result(self):
+        try:
+            status, value = self.receive.recv()
+        except EOFError:
+            status, value = "died", None
+        finally:
+            self.receive.close()
+            self.process.join()
+        if status == "died":
+            raise BuildError(f"a worker process ended without its result (exit status {self.process.exitcode})")
+        if status == "error":
+            raise value
+        return value
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.receive.close()
 
 
 @dataclass
@@ -386,18 +452,42 @@ class FigureStage:
     def __init__(self, cache: Cache, workers: int, progress: Progress | None = None):
         self.cache, self.workers, self.progress = cache, workers, progress
         self.pool: ProcessPoolExecutor | None = None
+        self.helpers: list[Helper] = []
         self.code = figure_code()
 
     def start_pool(self) -> None:
+        """Start the figure workers (unless one is all we have). Forked after prepare(), they have matplotlib
+        already; otherwise each imports it while it waits for its first figure."""
         if self.pool is None and self.workers > 1:
             self.pool = _pool(self.workers)
-            for _ in range(self.workers):
-                self.pool.submit(warm_up)
+            if f"{__package__}.figures" not in sys.modules:
+                for _ in range(self.workers):
+                    self.pool.submit(warm_up)
+
+    def prepare(self) -> None:
+        """Import matplotlib (and the card's canvas) in this process, once, so that figure workers forked
+        afterwards share it instead of each importing it."""
+        warm_up()
+        importlib.import_module("matplotlib.backends.backend_agg")
+
+    def helper(self, function: Callable, *args) -> Helper | None:
+        """Run function(*args) in a process of its own, started at once: work that needs no figure code (the
+        playground) runs there while this process imports matplotlib and analyses. None where forking is
+        not safe; the caller then does the work itself."""
+        if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() != 1:
+            return None
+        helper = Helper(function, args)
+        self.helpers.append(helper)
+        return helper
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
+        for helper in self.helpers:
+            helper.stop()
+        self.helpers = []
+
 
     def key(self, ref: FigureRef) -> str:
         return digest(self.code, ref.function, ref.inputs)
@@ -903,7 +993,7 @@ def pipeline(
 
 def never_drawn(cache: Cache) -> bool:
     """No figure is in the cache yet. After an edit only the figures it touches are drawn (submit starts
-    the workers when two or more are), so only a cold build starts them before the analysis."""
+    the workers when two or more are), so only a cold build imports matplotlib before the analysis."""
     folder = Path(cache.directory) / "figures" if cache.enabled else None
     return folder is None or not folder.is_dir() or next(folder.iterdir(), None) is None
 
@@ -915,16 +1005,18 @@ def numbers_stage(
     config, profiles = report.timed("load", lambda: load_inputs(root))
     stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
+        # helper workers train and measure the playground while this process goes on
+        trained = report.timed("playground", lambda: playground(config, profiles, cache, stage))
         if not cache.has("facts", facts_key(config)) and never_drawn(cache):
-            stage.start_pool()  # every figure is to draw: let the workers import matplotlib during the analysis
+            # every figure is to draw: import matplotlib here, once, for the workers forked after the analysis
+            report.timed("figures", stage.prepare)
             if progress:
                 progress("analysis", 0, 0)
         facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
         card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
-        # the workers draw while this process trains and measures the playground
-        playground_data = report.timed("playground", lambda: playground(config, profiles, cache))
+        playground_data = report.timed("playground", trained)
         figures = report.timed("figures", lambda: stage.collect(pending, report))
         card_png = report.timed("figures", card)
     finally:

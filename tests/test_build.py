@@ -180,7 +180,8 @@ def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_iden
     path.write_text(text.replace('"draft_step": "1/10"', '"draft_step": "1/9"'))
     for name in ("convergence_suite", "random_identity_pairs"):
         monkeypatch.setattr(generator.analysis, name, forbidden)
-    monkeypatch.setattr(generator.playground, "build_playground", forbidden)
+    for name in ("build_playground", "build_kind"):
+        monkeypatch.setattr(generator.playground, name, forbidden)
     report = B.build(project, project / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
     assert not report.facts_reused
     numbers = json.loads((project / "build" / "numbers.json").read_text())["profiles"]
@@ -432,3 +433,19 @@ def test_the_404_page_has_the_site_look_in_an_inline_style_its_csp_allows_by_has
     digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
     assert f"style-src 'sha256-{digest}'" in page
     assert "prefers-color-scheme: dark" in style and "system-ui" in style
+
+
+def test_a_helper_process_returns_its_result_raises_its_error_and_reports_its_death():
+    """The playground trains in helper processes on a cold build: each outcome comes back as if run here."""
+    stage = B.FigureStage(Cache(None), workers=2)
+    try:
+        ok, bad, dead = stage.helper(pow, 2, 10), stage.helper(int, "x"), stage.helper(os._exit, 3)
+        if ok is None:
+            pytest.skip("this process cannot fork safely here: the build trains in-process instead")
+        assert ok.result() == 1024
+        with pytest.raises(ValueError):
+            bad.result()
+        with pytest.raises(B.BuildError, match="ended without its result.*exit status 3"):
+            dead.result()
+    finally:
+        stage.close()

@@ -184,10 +184,24 @@ def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int
     model (floats, Fractions or "1/10" strings), passed in so the site can hand over the one in
     data/profiles.v1.json.
     """
+    pairs = {kind: build_kind(kind, texts[kind], orders[kind], seed, rounds, draft_step, verify_step, max_k)
+             for kind in KINDS}
+    return assemble(pairs, seed, max_k, draft_step, verify_step)
+
+
+def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int = 2000, draft_step=0.1, verify_step=1.0,
+               max_k: int = MAX_K) -> dict:
+    """One kind's pair, trained and measured: its part of build_playground, which the site build runs for each
+    kind in its own worker process (each kind's rounds draw from their own seeded generators)."""
     if rounds < 1:
         raise ValueError("rounds must be positive")
+    return build_pair(make_corpus(kind, text), orders, seed, rounds, _number(draft_step), _number(verify_step), max_k)
+
+
+def assemble(pairs: dict[str, dict], seed: int, max_k: int, draft_step, verify_step) -> dict:
+    """build_playground's result from each kind's build_kind."""
     ds, vs = _number(draft_step), _number(verify_step)
-    pairs = {kind: build_pair(make_corpus(kind, texts[kind]), orders[kind], seed, rounds, ds, vs, max_k) for kind in KINDS}
+    pairs = {kind: pairs[kind] for kind in KINDS}
     return {
         "kinds": list(KINDS),
         "max_k": max_k,
@@ -336,6 +350,6 @@ def parity_bundle(texts: dict[str, str], orders: dict[str, Orders], seed: int) -
 
 
 __all__ = [
-    "build_playground", "export_pair", "load_pair", "parity_vectors", "numbers", "page_data", "models_script", "corpus_script",
+    "build_playground", "build_kind", "assemble", "export_pair", "load_pair", "parity_vectors", "numbers", "page_data", "models_script", "corpus_script",
     "Orders", "MAX_K", "parity_bundle", "astral_text",
 ]
