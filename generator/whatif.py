@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import analysis
-from .engine import Row, residual
+from .engine import Row, accept_probability, residual
 from .profiles import CostModel
 
 # The sizes a what-if state may have; what-if-core.js holds the same numbers and the vectors check it.
@@ -53,7 +53,7 @@ def numbers(target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int
     return {
         "accept_rates": [fraction_text(a) for a in n.accept_rates],
         "residuals": [None if r is None else [fraction_text(x) for x in r] for r in residuals],
-        "proposal_accept": [fraction_text(min(Fraction(1), t[i][x] / d[i][x])) for i, x in enumerate(proposals[:k])],
+        "proposal_accept": [fraction_text(accept_probability(t[i][x], d[i][x])) for i, x in enumerate(proposals[:k])],
         "round_length_distribution": [fraction_text(p) for p in n.round_length_distribution],
         "expected_tokens": fraction_text(n.expected_tokens),
         "round_cost": fraction_text(n.round_cost),

@@ -529,6 +529,33 @@ def test_the_playground_holds_no_copy_of_the_accept_rule_or_the_residual():
     assert law.search(planted)
 
 
+def accept_rule_calls(source: str) -> list[str]:
+    """Calls shaped like min(1, p / q): min, or np.minimum, of 1 (or Fraction(1)) and then a division or a ratio."""
+    import ast
+
+    def one(arg) -> bool:
+        if isinstance(arg, ast.Constant):
+            return arg.value == 1 and not isinstance(arg.value, bool)
+        return isinstance(arg, ast.Call) and ast.unparse(arg.func) == "Fraction" and len(arg.args) == 1 and one(arg.args[0])
+
+    def ratio(arg) -> bool:  # a division, or a value named for one
+        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) or isinstance(n, ast.Name) and "ratio" in n.id
+                   for n in ast.walk(arg))
+
+    return [ast.unparse(n) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+            and ast.unparse(n.func).split(".")[-1] in ("min", "minimum") and len(n.args) == 2
+            and one(n.args[0]) and ratio(n.args[1])]
+
+
+def test_the_accept_rule_is_written_once_exactly_and_once_in_floats():
+    homes = {"engine.py": 1, "analysis.py": 1}  # engine.accept_probability; analysis.accept_edges
+    for path in sorted((ROOT / "generator").rglob("*.py")):
+        found = accept_rule_calls(path.read_text(encoding="utf-8"))
+        assert len(found) == homes.get(path.name, 0), (path, found)
+    assert accept_rule_calls("a = min(Fraction(1), p / q)\nb = np.minimum(1.0, ratio)\n") == [  # the check can fail
+        "min(Fraction(1), p / q)", "np.minimum(1.0, ratio)"]
+
+
 def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):
     import generator.analysis as analysis
 
