@@ -182,10 +182,12 @@ if TYPE_CHECKING:  # annotations only: evaluating them would import numpy
 def accept_edges(start: np.ndarray, end: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """The accept rule, the one float copy of engine.accept_probability: where token x's slice splits.
 
-    x's slice of the draft's CDF is [start, end), of width q = q(x); a uniform below
-    start + q min(1, p(x) / q(x)) that proposed x accepts it, one from there to end rejects it.
-    (The offset of u inside the slice is uniform and independent of x, so this is the accept test
-    with probability min(1, p / q).) Elementwise, for whole rows or for the proposed tokens alone.
+    x's slice of the draft's CDF is [start, end), of width q = q(x); a uniform in it below
+    start + q min(1, p(x) / q(x)) accepts x, one from there to end rejects it. (The offset of u
+    inside the slice is uniform and independent of x, so this is the accept test with probability
+    min(1, p / q).) The edge is computed from end - q and kept inside [start, end] against
+    rounding. Elementwise: for whole rows (the lookup tables) or for the proposed tokens alone
+    (simulate_batch), with the same result for the same entries.
     """
     ratio = np.divide(p, q, out=np.zeros_like(end), where=q > 0)
     accept = (end - q) + q * np.minimum(1.0, ratio)
