@@ -8,7 +8,7 @@ facts into what templates need, and the figure registry reads them to draw.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
@@ -263,34 +263,55 @@ def no_memo(kind: str, inputs: tuple, compute: Callable[[], T]) -> T:
 
 
 
-def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int) -> tuple[Round, ...]:
+class RoundStream:
+    """The seeded stream of rounds that sampled_rounds and drawn_rounds search, made as far as it is read:
+    the same seed gives the same rounds in the same order however far anyone reads, and both searches
+    read one stream rather than each drawing its own copy of it."""
+
+    def __init__(self, profiles: Profiles, draft: Draft, seed: int, length: int):
+        self.length = length
+        self._target, self._draft = profiles.target, draft.distributions
+        self._rng = np.random.default_rng(seed)
+        self._made: list[Round] = []
+
+    def __getitem__(self, i: int) -> Round:
+        if not 0 <= i < self.length:
+            raise IndexError(i)
+        while len(self._made) <= i:
+            self._made.append(run_round(self._target, self._draft, self._rng))
+        return self._made[i]
+
+    def rounds(self, start: int = 0) -> Iterator[Round]:
+        return (self[i] for i in range(start, self.length))
+
+
+def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int,
+                   stream: RoundStream | None = None) -> tuple[Round, ...]:
     """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
 
     A reader stepping through "another round" should meet a rejection whose ratio was below 1,
     not only the certain verdicts the authored rounds show.
     """
-    rng = np.random.default_rng(seed)
-    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(count, stream_length))]
-    chosen = stream[:count]
+    stream = stream or RoundStream(profiles, draft, seed, max(count, stream_length))
+    chosen = [stream[i] for i in range(count)]
 
     def drawn_rejection(r: Round) -> bool:
         return any(f.verdict == REJECTED and f.u is not None for f in r.frames)
 
     if count and not any(drawn_rejection(r) for r in chosen):
-        extra = next((r for r in stream[count:] if drawn_rejection(r)), None)
+        extra = next((r for r in stream.rounds(count) if drawn_rejection(r)), None)
         if extra is not None:
             chosen[-1] = extra
     return tuple(chosen)
 
 
 def drawn_rounds(
-    profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int
+    profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int, stream: RoundStream | None = None,
 ) -> tuple[tuple[Verdict, Round], ...]:
     """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
     sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
     the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
-    rng = np.random.default_rng(seed)
-    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(skip, stream_length))][skip:]
+    stream = stream or RoundStream(profiles, draft, seed, max(skip, stream_length))
 
     def drawn(r: Round, verdict: Verdict) -> bool:
         return any(f.verdict == verdict and f.u is not None for f in r.frames)
@@ -301,7 +322,7 @@ def drawn_rounds(
     }
     out = []
     for name, test in wanted.items():
-        found = next((r for r in stream if test(r)), None)
+        found = next((r for r in stream.rounds(skip) if test(r)), None)
         if found is not None:
             out.append((name, found))
     return tuple(out)
@@ -328,9 +349,9 @@ def profile_facts(
         profiles.target, draft.distributions, np.random.default_rng(config.seeds.authored_round), draft.proposals
     )
     mc = config.monte_carlo
-    sampled = sampled_rounds(
-        profiles, draft, mc.sampled_rounds, config.seeds.sampled_rounds + index, mc.sampled_stream_rounds
-    )
+    seed = config.seeds.sampled_rounds + index
+    stream = RoundStream(profiles, draft, seed, max(mc.sampled_rounds, mc.sampled_stream_rounds))
+    sampled = sampled_rounds(profiles, draft, mc.sampled_rounds, seed, mc.sampled_stream_rounds, stream)
     partials = [Fraction(1)]
     for a in n.accept_rates:
         partials.append(partials[-1] * a)
@@ -342,9 +363,7 @@ def profile_facts(
         partial_products=tuple(partials), expected_accepted_drafts=n.expected_accepted_drafts,
         round_cost=n.round_cost, speedup=n.speedup,
         authored_round=authored, sampled_rounds=sampled,
-        drawn_rounds=drawn_rounds(
-            profiles, draft, config.seeds.sampled_rounds + index, mc.sampled_rounds, mc.sampled_stream_rounds
-        ),
+        drawn_rounds=drawn_rounds(profiles, draft, seed, mc.sampled_rounds, mc.sampled_stream_rounds, stream),
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,

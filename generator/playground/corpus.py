@@ -18,6 +18,8 @@ from ..errors import UserError
 
 MIN_CHARS = 1000  # below this there is nothing to learn
 MIN_HELD_OUT_CHARS = 50  # and below this, nothing to measure on
+BAD_CHARACTER = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff]")  # control characters but tab and newline; surrogates
+VERSE_OFFSET = re.compile(r"^\s+(\d+): (\d+),$", re.M)
 
 
 class CorpusError(UserError):
@@ -66,9 +68,9 @@ def read_text(path: Path, place: str) -> str:
     text = text.replace("\r\n", "\n")
     if not text.strip():
         raise CorpusError(f"{path}: {place}: the corpus file is empty")
-    if len(set(text)) < 2:
+    if text.count(text[0]) == len(text):
         raise CorpusError(f"{path}: {place}: the corpus file holds a single distinct character")
-    bad = [c for c in set(text) if (ord(c) < 32 and c not in "\n\t") or 0xD800 <= ord(c) <= 0xDFFF]
+    bad = set(BAD_CHARACTER.findall(text))
     if bad:
         raise CorpusError(f"{path}: {place}: control character U+{ord(min(bad)):04X} in a corpus file")
     return text
@@ -90,7 +92,7 @@ def bible_books(path: Path, place: str, books: tuple[int, ...]) -> str:
     except ValueError:
         raise CorpusError(f"{path}: {place}: not a pythonbible text module") from None
     text = source[start:end]
-    offsets = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^\s+(\d+): (\d+),$", source[end:table_end], re.M)}
+    offsets = {int(key): int(offset) for key, offset in VERSE_OFFSET.findall(source, end, table_end)}
     starts: list[tuple[int, int]] = []  # (chapter id, offset of its first verse), in text order
     for key in sorted(offsets):
         if not starts or starts[-1][0] != key // 1000:
