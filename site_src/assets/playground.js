@@ -37,6 +37,9 @@ function el(tag, attrs = {}, ...children) {
 }
 
 const fixed = (x, digits) => Number(x).toFixed(digits);
+// A probability to three decimals, or to two significant digits when it is smaller than that shows:
+// a character the draft proposed never reads q = 0.000.
+const prob = (x) => (x > 0 && x < 0.0005 ? Number(x).toPrecision(2) : fixed(x, 3));
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 const percent = (x) => `${(100 * x).toFixed(1)}%`;
 
@@ -116,12 +119,12 @@ function stepDetail(round, number) {
       row.append(el("td", { colspan: "5", text: "not checked: an earlier character was rejected" }));
       row.append(el("td", { text: "\u2026 dropped" }));
     } else {
-      row.append(el("td", { class: "pg-p", text: fixed(check.p, 3) }));
-      row.append(el("td", { class: "pg-q", text: fixed(check.q, 3) }));
+      row.append(el("td", { class: "pg-p", text: prob(check.p) }));
+      row.append(el("td", { class: "pg-q", text: prob(check.q) }));
       row.append(el("td", {}, pairedBars(check.p, check.q)));
-      row.append(el("td", { class: "pg-a", text: fixed(check.a, 3) }));
+      row.append(el("td", { class: "pg-a", text: prob(check.a) }));
       const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q, kept for sure" : "none: p = 0")
-        : `${fixed(check.u, 3)} ${check.u < check.a ? "<" : "\u2265"} ${fixed(check.a, 3)}`;
+        : `${prob(check.u)} ${check.u < check.a ? "<" : "\u2265"} ${prob(check.a)}`;
       row.append(el("td", { class: "pg-u", text: drawText }));
       row.append(el("td", { text: verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}` }));
     }

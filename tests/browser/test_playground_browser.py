@@ -337,6 +337,7 @@ def test_step_shows_p_q_the_accept_probability_and_the_draw_for_each_drafted_cha
                 assert "not checked" in row["cells"][1]
                 continue
             p, q, a = (float(row["cells"][i]) for i in (1, 2, 4))
+            assert q > 0, f"the draft proposed {row['cells'][0]!r}, yet its q reads {row['cells'][2]}: {row}"
             assert abs(a - min(1.0, p / q)) <= 0.002 + 0.0005 / max(q, 1e-3), row
             draw = row["cells"][5]
             if draw.startswith("none"):
