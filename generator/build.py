@@ -15,7 +15,6 @@ import base64
 import hashlib
 import importlib
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -23,19 +22,19 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .cache import Cache, digest, module_closure, package_version, source_digest
+from .cache import Cache, digest, known_versions, module_closure, package_version, source_digest
 from .errors import UserError
 from .palette import dark as dark_svg
-from .uptodate import walk
+from .uptodate import StatMemo, search_path, walk
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
+    from concurrent.futures import Future, ProcessPoolExecutor  # and only a build that draws needs a pool
+
     from .config import SiteConfig
     from .facts import Facts, FigureRef
     from .figure_registry import FigureJob
@@ -109,6 +108,8 @@ class Report:
 
 def _where(exc: BaseException) -> str:
     """'generator/x.py: line N: ' for the deepest frame of ours in the traceback, so the line names a file."""
+    import traceback
+
     found = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         path = Path(frame.filename)
@@ -120,30 +121,27 @@ def _where(exc: BaseException) -> str:
 # --- facts -------------------------------------------------------------------------------------
 
 
-def site_inputs(root: Path) -> list[Path]:
+def site_inputs(root: Path, memo: StatMemo | None = None) -> list[Path]:
     """Every file a build reads, wherever it lies: data/ and site_src/ whole (dotfiles too: assets publish
     them), the profiles file and the corpus folder that site.yaml names (which may lie outside data/),
     and our own code. site.yaml is read with the build's own parser, so the key follows what it means."""
-    from .config import load_config
-
     files = [p for folder in SITE_INPUTS for p in (root / folder).rglob("*") if p.is_file()]
     site = root / "data" / "site.yaml"
     if site.is_file():
-        config = load_config(site)  # a broken site.yaml stops the build here, with the same one line as later
+        config = read_config(site)  # a broken site.yaml stops the build here, with the same one line as later
         files.append(site.parent / config.profiles)
-        files += corpus_files(config.playground, site.parent)
+        files += corpus_files(config.playground, site.parent, memo, search_path(str(root)))
     files += [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     return sorted({Path(os.path.abspath(p)) for p in files})
 
 
-def corpus_files(settings, base: Path) -> list[Path]:
+def corpus_files(settings, base: Path, memo: StatMemo | None = None, watch: tuple[str, ...] = ()) -> list[Path]:
     """The files each playground corpus setting names: a glob beside site.yaml, or files of an installed
     package with its licence. The same lookup as playground.corpus.locate, without importing the
     playground (and numpy with it) on a rebuild that changed nothing; a corpus that cannot be found
-    adds nothing here, and the playground stage then says so in one line."""
+    adds nothing here, and the playground stage then says so in one line. With a memo, a package's list
+    is kept under the stat of the folders on sys.path (`watch`), which an install or removal moves."""
     import glob
-    import importlib.metadata
-    from fnmatch import fnmatch
 
     found: list[Path] = []
     for f in fields(settings):
@@ -154,15 +152,74 @@ def corpus_files(settings, base: Path) -> list[Path]:
         if not package:
             found += [Path(p) for p in glob.glob(str(base / pattern)) if Path(p).is_file()]
             continue
-        try:
-            dist_files = importlib.metadata.distribution(package).files or ()
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        found += [Path(p.locate()) for p in dist_files if fnmatch(str(p), pattern) or "LICEN" in p.name.upper()]
+        if memo is None:
+            found += [Path(p) for p in package_files(package, pattern)]
+        else:
+            listed = memo.remember(("corpus", package, pattern), watch,
+                                   lambda package=package, pattern=pattern: package_files(package, pattern))
+            found += [Path(p) for p in listed]
     return found
 
 
-def input_digests(root: Path, used: dict[str, bytes] | None = None) -> tuple[str, str, str]:
+def package_files(package: str, pattern: str) -> tuple[str, ...]:
+    """An installed package's files that match `pattern`, and its licence files, as absolute paths."""
+    import importlib.metadata
+    from fnmatch import fnmatch
+
+    try:
+        dist_files = importlib.metadata.distribution(package).files or ()
+    except importlib.metadata.PackageNotFoundError:
+        return ()
+    return tuple(str(p.locate()) for p in dist_files if fnmatch(str(p), pattern) or "LICEN" in p.name.upper())
+
+
+def installed(lib: str) -> tuple[str, str]:
+    """(version, its METADATA file or ""), or ("absent", "") for a library that is not installed."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(lib)
+    except metadata.PackageNotFoundError:
+        return ("absent", "")
+    folder = getattr(dist, "_path", None)
+    return (dist.version, os.path.join(str(folder), "METADATA") if folder is not None else "")
+
+
+def library_versions(root: Path, memo: StatMemo | None = None) -> dict[str, tuple[str, str]]:
+    """LIBRARIES' (version, metadata file), through the memo when there is one; cache.package_version
+    then answers from what this found."""
+    memo = memo or StatMemo(None)
+    watch = search_path(str(root))
+    found = {lib: memo.remember(("dist", lib), watch, lambda lib=lib: installed(lib)) for lib in LIBRARIES}
+    known_versions({lib: version for lib, (version, _) in found.items()})
+    return found
+
+
+_CONFIGS: dict[tuple[str, bytes], SiteConfig] = {}
+
+
+def read_config(path: Path) -> SiteConfig:
+    """load_config, once per process for the same bytes (the key and the pipeline both read site.yaml)."""
+    from .config import load_config
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return load_config(path)  # which says why in one line
+    hit = _CONFIGS.get((str(path), data))
+    if hit is not None:
+        return hit
+    config = load_config(path)
+    try:
+        if path.read_bytes() == data:  # unchanged while it was read: safe to keep
+            _CONFIGS.clear()
+            _CONFIGS[(str(path), data)] = config
+    except OSError:
+        pass
+    return config
+
+
+def input_digests(root: Path, used: dict[str, bytes] | None = None, memo: StatMemo | None = None) -> tuple[str, str, str]:
     """(site, render, numbers): digests of everything a build reads (site_inputs), by name and bytes, plus
     library and Python versions; render leaves out the pages' Markdown (site_src/pages), numbers leaves
     out site_src/ whole. A page's output is kept under render and its own file (render_pages); the
@@ -170,29 +227,35 @@ def input_digests(root: Path, used: dict[str, bytes] | None = None) -> tuple[str
 
     Names inside the project are relative to it, so copies of one project share cache entries; a file
     outside it is named by its absolute path. `used`, when given, gets each file's digest by absolute path
-    (uptodate.write re-checks a file edited just before the build against it)."""
+    (uptodate.write re-checks a file edited just before the build against it). With a memo, the files
+    outside the project and our package (the corpora, from installed packages) are hashed once and then
+    known by their stat, as are the libraries' versions; the project's own files are always read."""
+    versions = [version for version, _ in library_versions(root, memo).values()]
     site, render, numbers = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
     pages_dir, site_src = root / "site_src" / "pages", root / "site_src"
-    for path in site_inputs(root):
+    for path in site_inputs(root, memo):
+        outside = False
         if root in path.parents:
             name = path.relative_to(root).as_posix()
         elif PACKAGE.parent in path.parents:
             name = path.relative_to(PACKAGE.parent).as_posix()
+            outside = PACKAGE not in path.parents
         else:
-            name = path.as_posix()
-        try:
-            data = path.read_bytes()
-        except OSError:  # missing or unreadable: the build itself will say so in one line
-            data = b"\0missing"
-        entry = f"{name}\0".encode() + hashlib.sha256(data).digest()
+            name, outside = path.as_posix(), True
+        if outside and memo is not None:
+            file_digest = memo.remember(("sha256", str(path)), (str(path),), lambda p=str(path): _file_digest(p))
+        else:
+            file_digest = _file_digest(str(path))
+        if file_digest is None:  # missing or unreadable: the build itself will say so in one line
+            file_digest = hashlib.sha256(b"\0missing").digest()
+        entry = f"{name}\0".encode() + file_digest
         if used is not None:
-            used[str(path)] = entry[-32:]
+            used[str(path)] = file_digest
         site.update(entry)
         if pages_dir not in path.parents:
             render.update(entry)
             if site_src not in path.parents:
                 numbers.update(entry)
-    versions = [package_version(lib) for lib in LIBRARIES]
     return tuple(digest(kind, h.hexdigest(), versions, sys.version_info[:2])
                  for kind, h in (("site", site), ("render", render), ("numbers", numbers)))
 
@@ -205,10 +268,9 @@ def site_key(root: Path) -> str:
 def load_inputs(root: Path, config_path: Path | None = None, check: bool = True) -> tuple[SiteConfig, Profiles]:
     """site.yaml and the profiles it names; check=False leaves out the checks `validate` runs on what the
     pages need (a build skips them only when these exact bytes passed them before: see numbers_stage)."""
-    from .config import load_config
     from .profiles import load_profiles
 
-    config = load_config(config_path or root / "data" / "site.yaml")
+    config = read_config(config_path or root / "data" / "site.yaml")
     profiles = load_profiles(Path(config.source).parent / config.profiles)
     if check:
         from .requirements import check_profiles
@@ -385,6 +447,9 @@ def _exit_with_parent(creator: int, method: str) -> None:
 def _pool(workers: int) -> ProcessPoolExecutor:
     """Forked workers start in milliseconds with our modules already imported; forking is only safe
     while this process has no other thread (a lock held elsewhere would stay held in the child)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         method = "fork"
@@ -410,6 +475,8 @@ class Helper:
     unsafe, so the build would fall back to starting them from scratch."""
 
     def __init__(self, function: Callable, args: tuple):
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self.receive, send = context.Pipe(duplex=False)
         self.process = context.Process(target=_helper_main, args=(send, os.getpid(), function, args), daemon=True)
@@ -474,6 +541,8 @@ class FigureStage:
         """Run function(*args) in a process of its own, started at once: work that needs no figure code (the
         playground) runs there while this process imports matplotlib and analyses. None where forking is
         not safe; the caller then does the work itself."""
+        import multiprocessing
+
         if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() != 1:
             return None
         helper = Helper(function, args)
@@ -533,6 +602,8 @@ class FigureStage:
         if pending.futures is None:
             yield from self._draw(pending.todo)
             return
+        from concurrent.futures import as_completed
+
         for future in as_completed(pending.futures):
             yield pending.futures[future], future.result()
 
@@ -541,6 +612,8 @@ class FigureStage:
             for job in jobs:
                 yield job, draw(job)
             return
+        from concurrent.futures import as_completed
+
         futures: dict[Future, FigureJob] = {self.pool.submit(draw, j): j for j in jobs}
         for future in as_completed(futures):
             yield futures[future], future.result()
@@ -822,6 +895,27 @@ def _source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
+def _link_if_same(previous: Path, target: Path, data: bytes, epoch: int | None) -> bool:
+    """Make `target` a hard link to the previous build's file when that holds exactly `data` (and, with
+    SOURCE_DATE_EPOCH, already carries its date), so an edit to one page does not write the megabytes of
+    corpus and models again. The previous build is only read: its bytes and dates stay as they were."""
+    import stat
+
+    try:
+        st = os.lstat(previous)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        if epoch is not None and st.st_mtime_ns != epoch * 1_000_000_000:
+            return False
+        with open(previous, "rb") as fh:
+            if fh.read() != data:
+                return False
+        os.link(previous, target)
+    except OSError:  # gone, unreadable, or a file system without hard links: write it instead
+        return False
+    return True
+
+
 def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
     """Write into a sibling temporary folder, then make it `out` in one atomic step.
 
@@ -829,7 +923,8 @@ def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
     single call, so `out` is at every instant either the whole previous build or the whole new one;
     the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
     renamed aside and the new one into place, and recover() puts the old one back at the next start
-    if the process died in between. Returns what the new folder holds, as uptodate.walk sees it."""
+    if the process died in between. A file the previous build holds byte for byte is hard-linked rather
+    than written. Returns what the new folder holds, as uptodate.walk sees it."""
     out = Path(os.path.abspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
@@ -838,20 +933,26 @@ def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
     _checkpoint("staging")
     old = None
+    epoch = _source_date_epoch()
+    previous = out if out.is_dir() and not out.is_symlink() else None
+    linked: set[Path] = set()
     try:
         for n, (rel, data) in enumerate(sorted(files.items())):
             target = (staging / rel).resolve()
             if staging.resolve() not in target.parents:
                 raise BuildError(f"{rel}: output path leaves the build folder")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            if previous is not None and _link_if_same(previous / target.relative_to(staging.resolve()), target, data, epoch):
+                linked.add(target)
+            else:
+                target.write_bytes(data)
             if n == len(files) // 2:
                 _checkpoint("writing")
         os.chmod(staging, 0o755)
-        epoch = _source_date_epoch()
         if epoch is not None:
             for path in [*staging.rglob("*"), staging]:
-                os.utime(path, (epoch, epoch), follow_symlinks=False)
+                if path.resolve() not in linked:  # a linked file already has the date; leave the old build alone
+                    os.utime(path, (epoch, epoch), follow_symlinks=False)
         staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
         _checkpoint("written")
         if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
@@ -906,9 +1007,10 @@ def build(
     from .publish import build_stamp
 
     before = uptodate.snapshot(str(root)) if cache.enabled else None  # before the build reads anything
+    memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
     used: dict[str, bytes] = {}
-    stamp = report.timed("load", lambda: build_stamp(root))
-    site, render, numbers = report.timed("load", lambda: input_digests(root, used))
+    stamp = report.timed("load", lambda: build_stamp(root, memo))
+    site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))
     key = digest(site, stamp)
     hit = cache.load("site", key)
     if hit is not None:
@@ -919,9 +1021,10 @@ def build(
         cache.store("site", key, (files, report.pages, report.figures))
     staged = report.timed("write", lambda: write_atomically(files, out))
     if before is not None:
-        uptodate.write(before, str(out), str(cache.directory), extra=stamp_extras(root, out, used),
+        uptodate.write(before, str(out), str(cache.directory), extra=stamp_extras(root, out, used, memo),
                        used=used, hash_file=_file_digest, commit=stamp[1],
                        staged=staged, summary=f"{report.pages} pages, {report.figures} figures")
+    memo.save()
     cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT, "numbers": SITE_ENTRIES_KEPT,
                              "render-inputs": SITE_ENTRIES_KEPT, "page": PAGE_ENTRIES_KEPT})
     return report
@@ -935,24 +1038,16 @@ def _file_digest(path: str) -> bytes | None:
         return None
 
 
-def stamp_extras(root: Path, out: Path, used: dict[str, bytes]) -> list[str]:
+def stamp_extras(root: Path, out: Path, used: dict[str, bytes], memo: StatMemo | None = None) -> list[str]:
     """What the stat stamp watches besides data/, site_src/ and our package: the inputs that lie outside
     them (corpora, a profiles file elsewhere), each library's installed metadata (the key holds their
     versions) and the folders on sys.path (an install that would shadow one), but not the project's own
     folder or the output's, which every build changes."""
-    from importlib import metadata
-
     inside = tuple(os.path.join(str(root), name, "") for name in SITE_INPUTS) + (os.path.join(str(PACKAGE), ""),)
     extras = [path for path in used if not path.startswith(inside)]
-    for lib in LIBRARIES:
-        try:
-            folder = getattr(metadata.distribution(lib), "_path", None)
-        except metadata.PackageNotFoundError:
-            continue
-        if folder is not None:
-            extras.append(os.path.join(str(folder), "METADATA"))
-    busy = {str(root), os.path.dirname(os.path.abspath(out))}
-    extras += [os.path.abspath(p) for p in sys.path if p and os.path.abspath(p) not in busy]
+    extras += [metadata for _, metadata in library_versions(root, memo).values() if metadata]
+    busy = os.path.dirname(os.path.abspath(out))
+    extras += [p for p in search_path(str(root)) if p != busy]
     return extras
 
 
@@ -963,7 +1058,9 @@ def pipeline(
     """keys: (render, numbers) digests of the inputs (input_digests); without them, nothing is kept by them."""
     from .publish import build_info, site_url, strict_check
 
-    config, profiles = report.timed("load", lambda: load_inputs(root, check=False))
+    # site.yaml only: the profiles are read (and checked) by the stage that computes from them, and the
+    # numbers kept under their bytes were computed from a file that passed
+    config = report.timed("load", lambda: read_config(root / "data" / "site.yaml"))
     info = build_info(site_url(config.site_url, config.source), stamp)
     render_key, numbers_key = keys or (None, None)
     kept = cache.load("numbers", digest(numbers_key, stamp)) if numbers_key else None

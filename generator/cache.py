@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 from fractions import Fraction
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,19 @@ def source_digest(*modules: str) -> str:
     return h.hexdigest()
 
 
+_VERSIONS: dict[str, str] = {}
+
+
+def known_versions(versions: dict[str, str]) -> None:
+    """Versions a build has just looked up (build.library_versions), so package_version need not again."""
+    _VERSIONS.update(versions)
+
+
 def package_version(name: str) -> str:
+    if name in _VERSIONS:
+        return _VERSIONS[name]
+    from importlib import metadata
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from mdit_py_plugins.anchors import anchors_plugin
@@ -195,6 +194,8 @@ _LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
 
 @functools.lru_cache(maxsize=4096)
 def _mathml(content: str, display: str) -> str:
+    from latex2mathml.converter import convert as latex_to_mathml  # imported by the first page with maths
+
     return latex_to_mathml(content, display=display)
 
 

@@ -20,7 +20,6 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from . import __version__
 from .errors import UserError
@@ -78,8 +77,28 @@ def source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def commit_of(root: Path) -> tuple[str, int | None]:
-    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout."""
+def commit_of(root: Path, memo=None) -> tuple[str, int | None]:
+    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout.
+
+    HEAD is first read from the .git files (uptodate.head_commit): with no repository above `root`, git
+    is not started at all; with a memo (uptodate.StatMemo) that already holds that commit's time (a
+    commit never changes), neither. Otherwise `git log` decides, as before."""
+    from .uptodate import head_commit
+
+    head = head_commit(str(root))
+    if head == "":
+        return "", None
+    if head and memo is not None:
+        known = memo.get(("commit-time", head), ())
+        if known is not None:
+            return head, known
+    found = _git_log(root)
+    if head and memo is not None and found[0] == head and found[1] is not None:
+        memo.put(("commit-time", head), memo.before(()), found[1])
+    return found
+
+
+def _git_log(root: Path) -> tuple[str, int | None]:
     try:
         done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H %ct"],
                               capture_output=True, text=True, timeout=10)
@@ -89,10 +108,10 @@ def commit_of(root: Path) -> tuple[str, int | None]:
     return (m.group(1), int(m.group(2))) if m else ("", None)
 
 
-def build_stamp(root: Path) -> tuple[str, str, int | None]:
+def build_stamp(root: Path, memo=None) -> tuple[str, str, int | None]:
     """What a build's output depends on beyond its files: the address override, the date and the commit.
     Part of the site's cache key, so a build with another address or commit is never served from cache."""
-    commit, commit_time = commit_of(root)
+    commit, commit_time = commit_of(root, memo)
     epoch = source_date_epoch()
     return os.environ.get(SITE_URL_ENV, "").strip(), commit, epoch if epoch is not None else commit_time
 
@@ -103,12 +122,17 @@ def build_info(url: str, stamp: tuple[str, str, int | None]) -> BuildInfo:
     return BuildInfo(url, date, commit)
 
 
+def _xml_text(text: str) -> str:
+    """xml.sax.saxutils.escape without importing it (it brings urllib.request, http and ssl along)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
     """sitemap.xml: every page's absolute address (and the build date, when known)."""
     lastmod = f"<lastmod>{info.date}</lastmod>" if info.date else ""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    lines += [f"  <url><loc>{escape(info.address(url))}</loc>{lastmod}</url>" for url in urls]
+    lines += [f"  <url><loc>{_xml_text(info.address(url))}</loc>{lastmod}</url>" for url in urls]
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
 

@@ -247,12 +247,13 @@ def write(before: dict, out: str, cache_dir: str, *, extra: list[str], used: dic
     for p, st in files:
         if _racy(st, since) and not _vouched(p, st, used, hash_file, now):
             return False
-    if walk(out) != staged:
+    written = walk(out)
+    if _identity(written) != _identity(staged):  # another build swapped its folder in since
         return False
     if head_commit(root) != commit:
         return False
     stamp = {"format": FORMAT, "root": root, "out": out, "python": before["python"], "env": before["env"],
-             "trees": before["trees"], "files": tuple(files), "output": staged, "commit": commit,
+             "trees": before["trees"], "files": tuple(files), "output": written, "commit": commit,
              "summary": summary}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -265,6 +266,11 @@ def write(before: dict, out: str, cache_dir: str, *, extra: list[str], used: dic
     return True
 
 
+def _identity(listing: tuple) -> tuple:
+    """Names, sizes, mtimes and inodes: not ctimes, which move when the previous build's hard links go."""
+    return tuple((rel, st and (st[0], st[1], st[3], st[4])) for rel, st in listing)
+
+
 def _vouched(path: str, recorded: tuple, used: dict[str, bytes], hash_file, now: int) -> bool:
     """A racy file is safe to stamp when its ctime is now well in the past, its stat is what the build
     saw, and it still holds the bytes the build hashed: any later write moves its ctime."""
@@ -273,3 +279,78 @@ def _vouched(path: str, recorded: tuple, used: dict[str, bytes], hash_file, now:
     if path not in used or stat_of(path) != recorded:
         return False
     return hash_file(path) == used[path]
+
+
+# --- values kept under the stat of the files they come from --------------------------------------
+
+
+class StatMemo:
+    """Small values computed from files that rarely change (the installed libraries' versions, the corpus
+    files a package lists, the digests of those files), kept under the files' stat so that a build need
+    not import importlib.metadata or hash megabytes of unchanged corpus to know them.
+
+    An entry counts only while every file it watches has the stat it had *before* the value was computed,
+    and it is stored only if none of them was racy then (the same rule as the stamp), so a file changed
+    during or just before the computation is never vouched for. Files inside the project are never
+    memoised: the content key always reads them."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        loaded = load(path) if path else None
+        self.entries: dict = loaded if isinstance(loaded, dict) else {}
+        self.kept: dict = {}
+        self.changed = False
+
+    def get(self, key, watch: tuple[str, ...]):
+        entry = self.kept.get(key) or self.entries.get(key)
+        if entry is None or tuple(p for p, _ in entry[0]) != tuple(watch):
+            return None
+        if any(stat_of(p) != st for p, st in entry[0]):
+            return None
+        self.kept[key] = entry
+        return entry[1]
+
+    def before(self, watch: tuple[str, ...]) -> tuple[int, tuple]:
+        """The time and stats to pass to put(), taken before reading the files."""
+        return time.time_ns(), tuple((p, stat_of(p)) for p in watch)
+
+    def put(self, key, before: tuple[int, tuple], value) -> None:
+        since, stats = before
+        if any(_racy(st, since) for _, st in stats) or any(stat_of(p) != st for p, st in stats):
+            return
+        self.kept[key] = (stats, value)
+        self.changed = True
+
+    def remember(self, key, watch: tuple[str, ...], compute):
+        hit = self.get(key, watch)
+        if hit is not None:
+            return hit
+        taken = self.before(watch)
+        value = compute()
+        if value is not None:
+            self.put(key, taken, value)
+        return value
+
+    def save(self) -> None:
+        """Keep what this build used or computed (so the file stays small); silently skipped when it cannot."""
+        if not self.path or (not self.changed and self.kept.keys() == self.entries.keys()):
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(marshal.dumps(self.kept))
+            os.replace(tmp, self.path)
+        except (OSError, ValueError):
+            pass
+
+
+def memo_path(cache_dir: str) -> str:
+    return os.path.join(cache_dir, "stamp", "memo.marshal")
+
+
+def search_path(root: str) -> tuple[str, ...]:
+    """The folders on sys.path, whose stat moves when a package is installed in or removed from them,
+    but not the project's own folder, which every build changes (the output's staging folder)."""
+    root = os.path.abspath(root)
+    return tuple(dict.fromkeys(os.path.abspath(p) for p in sys.path if p and os.path.abspath(p) != root))

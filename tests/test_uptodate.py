@@ -220,3 +220,100 @@ def test_the_command_line_stops_early_only_when_nothing_changed(tmp_path, tmp_pa
     same_size_edit(page)
     assert "no input changed" not in build()
     assert tree(root / "build") != first
+
+
+# --- what the content-hashed build keeps under stats, and the hard-linked output ------------------
+
+
+def test_the_memo_gives_the_same_key_and_drops_an_entry_whose_file_moved(tmp_path):
+    root = copy_project(tmp_path / "p").resolve()
+    memo_file = str(tmp_path / "memo.marshal")
+    plain = B.input_digests(root)
+    memo = U.StatMemo(memo_file)
+    assert B.input_digests(root, memo=memo) == plain
+    memo.save()
+    again = U.StatMemo(memo_file)
+    assert any(key[0] == "sha256" for key in again.entries)  # the corpora are kept by their stat
+    assert B.input_digests(root, memo=again) == plain
+    # a watched file replaced by other bytes with its old size and times (rsync, cp -p): no longer vouched for
+    watched = tmp_path / "watched.txt"
+    watched.write_bytes(b"abc")
+    time.sleep(U.RACY_NS / 1e9 * 2)
+    assert again.remember("k", (str(watched),), lambda: "from abc") == "from abc"
+    assert again.get("k", (str(watched),)) == "from abc"
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"abd")
+    st = watched.stat()
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(other, watched)
+    assert again.get("k", (str(watched),)) is None
+
+
+def test_the_memo_keeps_nothing_read_in_the_same_instant_it_changed(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("one\n")
+    memo = U.StatMemo(str(tmp_path / "memo.marshal"))
+    assert memo.remember("k", (str(path),), lambda: "value one") == "value one"
+    assert memo.get("k", (str(path),)) is None  # just written: racy, not kept
+    time.sleep(U.RACY_NS / 1e9 * 2)
+    assert memo.remember("k", (str(path),), lambda: "value one") == "value one"
+    assert memo.get("k", (str(path),)) == "value one"
+    path.write_text("two\n")  # the same size
+    assert memo.get("k", (str(path),)) is None
+
+
+def test_the_commit_comes_from_git_once_and_from_the_memo_after(tmp_path, monkeypatch):
+    from generator import publish
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "commit", "-q", "--allow-empty", "-m", "one")
+    expected = publish._git_log(root)
+    assert expected[0] and expected[1] == 1704164645  # GIT_COMMITTER_DATE above
+    memo = U.StatMemo(None)
+    assert publish.commit_of(root, memo) == expected
+    monkeypatch.setattr(publish, "_git_log", lambda root: pytest.fail("git was started again"))
+    assert publish.commit_of(root, memo) == expected
+    assert publish.commit_of(tmp_path / "nowhere", memo) == ("", None)  # no repository: no git at all
+
+
+def test_unchanged_output_files_are_hard_linked_and_the_previous_build_is_never_touched(tmp_path, monkeypatch):
+    out = tmp_path / "build"
+    files = {"index.html": b"one", "figures/manifest.json": b"{}", "assets/big.txt": b"x" * 100_000}
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    B.write_atomically(files, out)
+    first = {name: os.stat(out / name) for name in files}
+    B.write_atomically({**files, "index.html": b"two"}, out)
+    assert os.stat(out / "assets" / "big.txt").st_ino == first["assets/big.txt"].st_ino
+    assert os.stat(out / "index.html").st_ino != first["index.html"].st_ino
+    assert tree(out) == {**files, "index.html": b"two"}
+    assert os.stat(out / "assets" / "big.txt").st_mtime_ns == 1700000000 * 10**9
+    # another date: the previous build's file would need a new date, so it is written, not linked
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
+    kept = os.stat(out / "assets" / "big.txt")
+    B.write_atomically(files, out)
+    assert os.stat(out / "assets" / "big.txt").st_ino != kept.st_ino
+    assert os.stat(out / "assets" / "big.txt").st_mtime_ns == 1800000000 * 10**9
+
+
+def test_a_failed_write_leaves_the_previous_builds_bytes_and_dates(tmp_path):
+    out = tmp_path / "build"
+    files = {"index.html": b"one", "figures/manifest.json": b"{}", "assets/big.txt": b"x" * 1000}
+    B.write_atomically(files, out)
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns, p.stat().st_nlink) for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(B.BuildError):
+        B.write_atomically({**files, "zz/../../escape.txt": b"no"}, out)  # after the others are linked
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns, p.stat().st_nlink) for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]
+
+
+def test_site_yaml_edited_between_two_builds_in_one_process_is_read_again(tmp_path):
+    site = tmp_path / "site.yaml"
+    site.write_text("title: One\n", encoding="utf-8")
+    assert B.read_config(site).title == "One"
+    site.write_text("title: Two\n", encoding="utf-8")
+    assert B.read_config(site).title == "Two"
