@@ -56,3 +56,13 @@ def test_without_a_peer_the_report_gives_seconds_and_ratios_to_cold_only():
     results = {kind: [(1.0, None)] for kind in bench.KINDS}
     lines = bench.report(results)
     assert "mkdocs" not in lines[0] and "1.00x cold" in lines[1]
+
+
+def test_both_sides_run_with_the_bytecode_cache_a_terminal_has(tmp_path, monkeypatch):
+    """mkdocs reads the bytecode its installation compiled; with PYTHONDONTWRITEBYTECODE=1 only our
+    package would be compiled again at every timed run, so the timed commands run without it."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in bench._env(tmp_path)
+    assert "PYTHONDONTWRITEBYTECODE" not in bench._terminal_env()
+    monkeypatch.setenv("SOME_OTHER_SETTING", "kept")
+    assert bench._env(tmp_path)["SOME_OTHER_SETTING"] == "kept"  # negative control: nothing else is dropped
