@@ -776,7 +776,7 @@ def render_pages(
             files["404.html"] = hit
     report.pages_rendered = len(todo) + (has_404 and "404.html" not in files)
     if report.pages_rendered:
-        bytecode = Path(cache.directory) / "jinja" if cache.enabled else None
+        bytecode = jinja_bytecode(cache)
         env = environment(site_src / "templates", bytecode)
         env.filters["csp_sha256"] = csp_sha256
         md = markdown_renderer()
@@ -797,6 +797,29 @@ def render_pages(
     if info.site_url:
         files["sitemap.xml"] = sitemap(info, [page.url for page in pages])
     return files, pages
+
+
+def jinja_bytecode(cache: Cache) -> Path | None:
+    """Where compiled templates are kept between builds (none without a cache)."""
+    return Path(cache.directory) / "jinja" if cache.enabled else None
+
+
+def warm_pages(root: Path, cache: Cache) -> None:
+    """Import the page renderer and compile every template into the bytecode cache, so that the pages
+    stage, which runs last and on one core, only loads them. Called while the figure workers draw. A
+    template that does not compile is left for the pages stage to report."""
+    bytecode = jinja_bytecode(cache)
+    if bytecode is None:
+        return
+    from .pages import environment
+
+    try:
+        env = environment(root / "site_src" / "templates", bytecode)
+        env.filters["csp_sha256"] = csp_sha256
+        for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
+            env.get_template(name)
+    except Exception:  # the pages stage meets it again and says where, in one line
+        pass
 
 
 def render_standalone(env, name: str, variables: dict) -> bytes:
@@ -1113,6 +1136,8 @@ def numbers_stage(
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
         card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
+        if pending.futures is not None:  # the workers draw: meanwhile get the pages stage ready
+            report.timed("pages", lambda: warm_pages(root, cache))
         playground_data = report.timed("playground", trained)
         figures = report.timed("figures", lambda: stage.collect(pending, report))
         card_png = report.timed("figures", card)
