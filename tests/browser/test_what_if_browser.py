@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from urllib.parse import quote, unquote
 
@@ -52,13 +53,14 @@ def open_editor(page, fragment: str = ""):
     return page
 
 
-def wait_until(page, predicate: str, timeout_s: float = 5.0) -> None:
-    """Poll a predicate through evaluate: the page's CSP forbids the eval that wait_for_function needs."""
-    for _ in range(int(timeout_s * 20)):
-        if page.evaluate(predicate):
-            return
+def wait_until(page, predicate: str, timeout_s: float = 20.0) -> None:
+    """Poll a predicate through evaluate: the page's CSP forbids the eval that wait_for_function needs.
+    Generous, because a machine running other test processes beside this one can be slow to repaint."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(predicate):
+        if time.monotonic() > deadline:
+            pytest.fail(f"never true within {timeout_s:g} s: {predicate}")
         page.wait_for_timeout(50)
-    pytest.fail(f"never true: {predicate}")
 
 
 def fragment_of(doc: dict) -> str:
