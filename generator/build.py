@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .cache import Cache, digest, known_versions, module_closure, package_version, source_digest
+from . import readers
+from .cache import Cache, ValueMemo, digest, known_versions, module_closure, package_version, source_digest
 from .errors import UserError
 from .palette import dark as dark_svg
 from .uptodate import StatMemo, search_path, walk
@@ -753,7 +754,7 @@ def render_pages(
     a text edit renders that page alone, and nothing a page reads (facts, figures, the playground:
     `inputs`) is loaded unless some page has to be rendered. Templates compile once (a Jinja bytecode
     cache beside the build cache)."""
-    from .pages import environment, load_pages, markdown_renderer, render_layout, render_page
+    from .pages import environment, load_pages, markdown_renderer, render_layout, render_page, use_mathml_memo
     from .publish import sitemap
 
     site_src = root / "site_src"
@@ -781,8 +782,15 @@ def render_pages(
         env.filters["csp_sha256"] = csp_sha256
         md = markdown_renderer()
         variables = page_variables(config, inputs(), pages, info)
-        for page in todo:
-            render_page(page, env, md, variables)
+        mathml = ValueMemo(cache, "mathml", digest(source_digest("pages"), package_version("latex2mathml")))
+        use_mathml_memo(mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
+        try:
+            for page in todo:
+                render_page(page, env, md, variables)
+        finally:
+            use_mathml_memo(None)
+        if cache.enabled:
+            mathml.save()
         for page in todo:
             files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
             cache.store("page", keys[page.url], files[page.url])
@@ -1027,10 +1035,27 @@ def build(
     if clean:
         cache.clear()
     from . import uptodate
-    from .publish import build_stamp
 
     before = uptodate.snapshot(str(root)) if cache.enabled else None  # before the build reads anything
     memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
+    yaml_memo = None
+    if cache.enabled:  # parsed YAML kept by its text, under the parser's code and version
+        library_versions(root, memo)
+        yaml_memo = ValueMemo(cache, "yaml", digest(source_digest("readers"), package_version("pyyaml")))
+    readers.use_memo(yaml_memo)
+    try:
+        return _build(root, out, report, cache, memo, before, progress, workers)
+    finally:
+        readers.use_memo(None)
+        if yaml_memo is not None:
+            yaml_memo.save()
+
+
+def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, before: dict | None,
+           progress: Progress | None, workers: int | None) -> Report:
+    from . import uptodate
+    from .publish import build_stamp
+
     used: dict[str, bytes] = {}
     stamp = report.timed("load", lambda: build_stamp(root, memo))
     site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))

@@ -197,3 +197,38 @@ class Cache:
                         path.unlink()
                     except OSError:
                         pass
+
+
+class ValueMemo:
+    """A pure function's results across builds, in one cache entry ("memo" kind) keyed by what computes
+    them (its code and library versions): parsed YAML by its text, MathML by its LaTeX. The entry keeps
+    what the last build used and, up to LIMIT entries, what earlier ones did (two projects, or a test
+    session's many copies, can share a cache)."""
+
+    LIMIT = 500
+
+    def __init__(self, cache: Cache, name: str, code: str):
+        self.cache, self.key = cache, digest("memo", name, code)
+        loaded = cache.load("memo", self.key)
+        self.old: dict = loaded if isinstance(loaded, dict) else {}
+        self.new: dict = {}
+
+    def get(self, key):
+        value = self.new.get(key)
+        if value is None:
+            value = self.old.get(key)
+            if value is not None:
+                self.new[key] = value
+        return value
+
+    def put(self, key, value) -> None:
+        self.new[key] = value
+
+    def save(self) -> None:
+        merged = dict(self.new)
+        for key, value in self.old.items():
+            if len(merged) >= self.LIMIT:
+                break
+            merged.setdefault(key, value)
+        if merged.keys() != self.old.keys():
+            self.cache.store("memo", self.key, merged)

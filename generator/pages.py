@@ -8,7 +8,6 @@ rendered partial afterwards. Nothing here computes a number.
 """
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -192,11 +191,34 @@ _UNKNOWN_MACRO = re.compile(r">\\([A-Za-z]+)<")
 _LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
 
 
-@functools.lru_cache(maxsize=4096)
-def _mathml(content: str, display: str) -> str:
-    from latex2mathml.converter import convert as latex_to_mathml  # imported by the first page with maths
+_MATHML_MEMO = None  # (LaTeX, display) -> MathML across builds (build.py installs a cache.ValueMemo)
 
-    return latex_to_mathml(content, display=display)
+
+def use_mathml_memo(memo) -> None:
+    global _MATHML_MEMO
+    _MATHML_MEMO = memo
+
+
+_SEEN_MATHML: dict[tuple[str, str], str] = {}  # within one process, memo or not
+
+
+def _mathml(content: str, display: str) -> str:
+    key = (content, display)
+    memo = _MATHML_MEMO
+    if memo is not None:
+        kept = memo.get(key)
+        if kept is not None:
+            return kept
+    mathml = _SEEN_MATHML.get(key)
+    if mathml is None:
+        from latex2mathml.converter import convert as latex_to_mathml  # imported by the first new formula
+
+        mathml = latex_to_mathml(content, display=display)
+        if len(_SEEN_MATHML) < 4096:
+            _SEEN_MATHML[key] = mathml
+    if memo is not None:
+        memo.put(key, mathml)
+    return mathml
 
 
 def _group(tex: str, i: int) -> tuple[str, int]:

@@ -89,3 +89,38 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
     assert done.returncode == 0, done.stderr
     pages, _, modules = done.stdout.split(maxsplit=2)
     assert int(pages) > 1 and "numpy" in modules
+
+
+LIGHT_PATH_UNNEEDED = ("yaml", "latex2mathml", "importlib.metadata", "multiprocessing", "urllib.request")
+
+
+def test_a_second_text_edit_parses_no_yaml_converts_no_formula_and_looks_up_no_package(built, tmp_path, tmp_path_factory):
+    """What the first edit parsed (site.yaml, front matter), converted (LaTeX) and looked up (library versions,
+    corpus lists, corpus digests) is kept by its text or under its files' stat, so the next edit of the same
+    page imports none of the modules that did it. Negative controls: a new formula brings latex2mathml in,
+    new front matter brings yaml in."""
+    root = copy_project(tmp_path / "p")
+    page = middle_page(root)
+    cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
+    code = (
+        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
+        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(cache_dir)!r})))\n"
+        f"print(r.pages_rendered, sorted(m for m in {LIGHT_PATH_UNNEEDED!r} if m in sys.modules))"
+    )
+
+    def edit_and_build(text: str, description: str = "") -> list[str]:
+        source = page.read_text(encoding="utf-8")
+        if description:
+            assert "\ndescription: " in source
+            source = source.replace("\ndescription: ", f"\ndescription: {description} ", 1)
+        page.write_text(source + text, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().split(maxsplit=1)
+
+    edit_and_build("\nA first sentence only this test writes.\n")
+    assert edit_and_build("\nA second sentence only this test writes.\n") == ["1", "[]"]
+    pages, modules = edit_and_build("\nAnd a formula only this test writes: $x_{417} + 1$.\n")
+    assert pages == "1" and "latex2mathml" in modules and "yaml" not in modules
+    pages, modules = edit_and_build("\nA third sentence.\n", description="Only this test says so.")
+    assert "yaml" in modules and "latex2mathml" not in modules
