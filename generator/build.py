@@ -967,13 +967,16 @@ def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
     epoch = _source_date_epoch()
     previous = out if out.is_dir() and not out.is_symlink() else None
     linked: set[Path] = set()
+    here = staging.resolve()
     try:
         for n, (rel, data) in enumerate(sorted(files.items())):
-            target = (staging / rel).resolve()
-            if staging.resolve() not in target.parents:
+            # staging is new and holds only the folders and files made here, no link, so the normalised
+            # path is where the file lands (resolve() per file cost a system call per path component)
+            target = Path(os.path.normpath(here / rel))
+            if here not in target.parents:
                 raise BuildError(f"{rel}: output path leaves the build folder")
             target.parent.mkdir(parents=True, exist_ok=True)
-            if previous is not None and _link_if_same(previous / target.relative_to(staging.resolve()), target, data, epoch):
+            if previous is not None and _link_if_same(previous / target.relative_to(here), target, data, epoch):
                 linked.add(target)
             else:
                 target.write_bytes(data)
@@ -981,8 +984,8 @@ def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
                 _checkpoint("writing")
         os.chmod(staging, 0o755)
         if epoch is not None:
-            for path in [*staging.rglob("*"), staging]:
-                if path.resolve() not in linked:  # a linked file already has the date; leave the old build alone
+            for path in [*here.rglob("*"), here]:
+                if path not in linked:  # a linked file already has the date; leave the old build alone
                     os.utime(path, (epoch, epoch), follow_symlinks=False)
         staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
         _checkpoint("written")
