@@ -30,6 +30,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from . import lean_matplotlib  # noqa: F401  (first: it changes how the rest of matplotlib imports)
+
+# isort: split
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_svg import RendererSVG

@@ -158,7 +158,8 @@ LAYERS = {  # module -> the generator modules it may import
     "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
     "views": {"engine", "facts"},
     "palette": set(),
-    "figures": {"palette"},
+    "lean_matplotlib": set(),  # matplotlib imported without its property docstrings
+    "figures": {"lean_matplotlib", "palette"},
     "figure_registry": {"cache", "facts", "figures"},
 }
 
