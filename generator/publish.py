@@ -12,8 +12,6 @@ neither date nor commit.
 """
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 import subprocess
@@ -143,6 +141,9 @@ def numbers_csv(numbers: list[dict]) -> bytes:
     header = ["profile", "expected_tokens", "speedup", "frame_count"]
     header += [f"accept_rate_position_{i}" for i in range(1, k + 1)]
     header += [f"p_round_length_{n}" for n in range(1, k + 2)]
+    import csv  # only when the numbers change: a page edit reuses the file
+    import io
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
