@@ -352,8 +352,13 @@ def _drawn_texts(fig: _Canvas) -> list[tuple[Text, object]]:
     return found
 
 
-def _shrunk(box, by: float = 0.6):
-    return (box.x0 + by, box.y0 + by, box.x1 - by, box.y1 - by)
+def _shrunk(box: tuple[float, float, float, float], by: float = 0.6) -> tuple[float, float, float, float]:
+    return (box[0] + by, box[1] + by, box[2] - by, box[3] - by)
+
+
+def _corners(bbox) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = bbox.extents.tolist()
+    return (x0, y0, x1, y1)
 
 
 def _meet(a, b) -> bool:
@@ -410,27 +415,28 @@ def _marks(ax) -> Iterator[tuple[str, object]]:
 def collisions(fig: _Canvas) -> list[str]:
     """What is wrong with a drawn figure's texts, worst first; empty when every text stands clear."""
     renderer = RendererSVG(*fig.get_size_inches() * 72, io.StringIO())
-    texts = [(t, owner, t.get_window_extent(renderer)) for t, owner in _drawn_texts(fig)]
+    texts = [(t, owner, _corners(t.get_window_extent(renderer))) for t, owner in _drawn_texts(fig)]
+    inners = [_shrunk(box) for _, _, box in texts]  # each box read and shrunk once, not once per pair
     problems = []
-    card = fig.bbox
-    for t, _, box in texts:
-        if box.x0 < card.x0 + 1 or box.y0 < card.y0 + 1 or box.x1 > card.x1 - 1 or box.y1 > card.y1 - 1:
+    cx0, cy0, cx1, cy1 = _corners(fig.bbox)
+    for t, _, (x0, y0, x1, y1) in texts:
+        if x0 < cx0 + 1 or y0 < cy0 + 1 or x1 > cx1 - 1 or y1 > cy1 - 1:
             problems.append(f'text "{t.get_text()}" runs off the figure')
-    for i, (a, _, abox) in enumerate(texts):
-        for b, _, bbox in texts[i + 1:]:
-            if _meet(_shrunk(abox), _shrunk(bbox)):
-                problems.append(f'text "{a.get_text()}" overlaps "{b.get_text()}"')
+    for i, (a, _, _) in enumerate(texts):
+        inner = inners[i]
+        for j in range(i + 1, len(texts)):
+            if _meet(inner, inners[j]):
+                problems.append(f'text "{a.get_text()}" overlaps "{texts[j][0].get_text()}"')
     for ax in fig.axes:
-        area = ax.bbox
-        spines = [(side, s.get_window_extent(renderer)) for side, s in ax.spines.items() if s.get_visible()]
+        area = _corners(ax.bbox)
+        spines = [(side, _corners(s.get_window_extent(renderer))) for side, s in ax.spines.items() if s.get_visible()]
         marks = None
-        for t, owner, box in texts:
-            inner = _shrunk(box)
+        for (t, owner, _), inner in zip(texts, inners):
             for side, sb in spines:
-                if _meet(inner, (sb.x0, sb.y0, sb.x1, sb.y1)):
+                if _meet(inner, sb):
                     problems.append(f'text "{t.get_text()}" crosses the {side} axis line')
             if owner is not ax:
-                if _meet(inner, (area.x0, area.y0, area.x1, area.y1)):
+                if _meet(inner, area):
                     problems.append(f'text "{t.get_text()}" lies inside the plot area it does not belong to')
                 continue
             if getattr(t, "specdec_on_data", False):
