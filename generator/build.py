@@ -320,6 +320,16 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     return facts, numbers
 
 
+def analysed_apart(config: SiteConfig, profiles: Profiles, cache: Cache) -> tuple[Facts, list]:
+    """analysed() in a helper process (a cold build's: nothing is reused), failing in one line as it would here."""
+    try:
+        return analysed(config, profiles, cache, Report())
+    except UserError:
+        raise
+    except Exception as exc:
+        raise BuildError(f"{_where(exc)}analysis stage failed: {type(exc).__name__}: {exc}") from None
+
+
 def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: FigureStage | None = None
                ) -> Callable[[], dict | None]:
     """Start training and measuring the playground's two model pairs, or reuse them: only the corpora, settings
@@ -1153,14 +1163,17 @@ def numbers_stage(
     config, profiles = report.timed("load", lambda: load_inputs(root))
     stage = FigureStage(cache, workers or config.build.workers, progress)
     try:
-        # helper workers train and measure the playground while this process goes on
+        cold = not cache.has("facts", facts_key(config)) and never_drawn(cache)
+        # on a cold build a helper process analyses (and others train and measure the playground) while
+        # this one imports matplotlib, once, for the figure workers forked after the analysis
+        analysing = stage.helper(analysed_apart, config, profiles, cache) if cold and stage.workers > 1 else None
         trained = report.timed("playground", lambda: playground(config, profiles, cache, stage))
-        if not cache.has("facts", facts_key(config)) and never_drawn(cache):
-            # every figure is to draw: import matplotlib here, once, for the workers forked after the analysis
+        if cold:
             report.timed("figures", stage.prepare)
             if progress:
                 progress("analysis", 0, 0)
-        facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
+        facts, numbers = report.timed("analysis", lambda: analysing.result() if analysing is not None
+                                      else analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
         card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
