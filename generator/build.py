@@ -822,20 +822,22 @@ def jinja_bytecode(cache: Cache) -> Path | None:
     return Path(cache.directory) / "jinja" if cache.enabled else None
 
 
-def warm_pages(root: Path, cache: Cache) -> None:
-    """Import the page renderer and compile every template into the bytecode cache, so that the pages
+def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
+    """Import the page renderer and compile every template and page into the bytecode cache, so that the pages
     stage, which runs last and on one core, only loads them. Called while the figure workers draw. A
     template that does not compile is left for the pages stage to report."""
     bytecode = jinja_bytecode(cache)
     if bytecode is None:
         return
-    from .pages import environment
+    from .pages import environment, load_pages, page_template
 
     try:
         env = environment(root / "site_src" / "templates", bytecode)
         env.filters["csp_sha256"] = csp_sha256
         for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
             env.get_template(name)
+        for page in load_pages(root / "site_src" / "pages", config.pages, config.source, config.appendix):
+            page_template(page, env)
     except Exception:  # the pages stage meets it again and says where, in one line
         pass
 
@@ -1178,7 +1180,7 @@ def numbers_stage(
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
         card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
         if pending.futures is not None:  # the workers draw: meanwhile get the pages stage ready
-            report.timed("pages", lambda: warm_pages(root, cache))
+            report.timed("pages", lambda: warm_pages(root, config, cache))
         playground_data = report.timed("playground", trained)
         figures = report.timed("figures", lambda: stage.collect(pending, report))
         card_png = report.timed("figures", card)

@@ -534,10 +534,24 @@ class Widgets:
         return re.sub(r"<!--widget-(\d+)-->", lambda m: self.rendered[int(m.group(1))], html)
 
 
+def page_template(page: Page, env: jinja2.Environment) -> jinja2.Template:
+    """The page's Markdown compiled as a template, as env.from_string would, but kept in the environment's
+    bytecode cache under the page's address and checked against its text: a build that renders an unchanged
+    page again (after a number changed) loads it instead of compiling it."""
+    cache = env.bytecode_cache
+    if cache is None:
+        return env.from_string(page.markdown)
+    bucket = cache.get_bucket(env, f"page-source:{page.url}", None, page.markdown)
+    if bucket.code is None:
+        bucket.code = env.compile(page.markdown)
+        cache.set_bucket(bucket)
+    return env.template_class.from_code(env, bucket.code, env.make_globals(None), None)
+
+
 def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: dict) -> None:
     widgets = Widgets(env, variables)
     try:
-        source = env.from_string(page.markdown)
+        source = page_template(page, env)
         text = source.render(**variables, page=page, widget=widgets)
     except (jinja2.TemplateError, UserError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError,
             RecursionError) as exc:
