@@ -162,6 +162,23 @@ def corpus_files(settings, base: Path, memo: StatMemo | None = None, watch: tupl
     return found
 
 
+def corpus_folders(settings, base: Path) -> list[str]:
+    """Every folder a corpus glob beside site.yaml could match a file in: the glob's fixed part and, below
+    it, every folder (a `**` or `*/` can reach any of them)."""
+    found: list[str] = []
+    for f in fields(settings):
+        corpus = getattr(settings, f.name)
+        package, pattern = getattr(corpus, "package", None), getattr(corpus, "files", None)
+        if package or not isinstance(pattern, str) or not pattern:
+            continue
+        parts = Path(pattern).parts
+        fixed = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+        top = os.path.abspath(os.path.join(base, *parts[:fixed]))
+        found.append(top)
+        found += [os.path.join(here, d) for here, dirs, _ in os.walk(top) for d in dirs]
+    return found
+
+
 def package_files(package: str, pattern: str) -> tuple[str, ...]:
     """An installed package's files that match `pattern`, and its licence files, as absolute paths."""
     import importlib.metadata
@@ -1108,6 +1125,10 @@ def stamp_extras(root: Path, out: Path, used: dict[str, bytes], memo: StatMemo |
     folder or the output's, which every build changes."""
     inside = tuple(os.path.join(str(root), name, "") for name in SITE_INPUTS) + (os.path.join(str(PACKAGE), ""),)
     extras = [path for path in used if not path.startswith(inside)]
+    site = root / "data" / "site.yaml"
+    if site.is_file():  # a new file matching a corpus glob outside data/ moves the stat of the folder it lands in
+        extras += [folder for folder in corpus_folders(read_config(site).playground, site.parent)
+                   if not os.path.join(folder, "").startswith(inside)]
     extras += [metadata for _, metadata in library_versions(root, memo).values() if metadata]
     busy = os.path.dirname(os.path.abspath(out))
     extras += [p for p in search_path(str(root)) if p != busy]

@@ -325,3 +325,30 @@ def test_site_yaml_edited_between_two_builds_in_one_process_is_read_again(tmp_pa
     assert B.read_config(site).title == "One"
     site.write_text("title: Two\n", encoding="utf-8")
     assert B.read_config(site).title == "Two"
+
+
+def test_a_new_file_matching_a_corpus_glob_outside_data_is_seen(tmp_path):
+    root = copy_project(tmp_path / "p").resolve()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "prose.txt").write_text("Some prose written for the project.\n" * 200, encoding="utf-8")
+    site = root / "data" / "site.yaml"
+    text = site.read_text(encoding="utf-8")
+    start, end = text.index("  prose:\n"), text.index("  code:\n")
+    site.write_text(text[:start] + "  prose:\n    files: ../../corpus/*.txt\n" + text[end:], encoding="utf-8")
+    out = tmp_path / "out"
+    staged = B.write_atomically({"index.html": b"x", "figures/manifest.json": b"{}"}, out)
+    time.sleep(U.RACY_NS / 1e9 * 2)
+    before = U.snapshot(str(root))
+    used: dict[str, bytes] = {}
+    B.input_digests(root, used)
+    extras = B.stamp_extras(root, out, used)
+    assert str(corpus) in extras and str(tmp_path) not in extras
+    cache_dir = str(tmp_path / "cache")
+    assert U.write(before, str(out), cache_dir, extra=extras, used=used, hash_file=B._file_digest,
+                   commit=U.head_commit(str(root)), staged=staged, summary="s")
+    assert U.fresh(str(root), str(out), cache_dir) is not None
+    (tmp_path / "unrelated.txt").write_text("beside the corpus folder, not in it\n", encoding="utf-8")
+    assert U.fresh(str(root), str(out), cache_dir) is not None  # negative control: a file the glob cannot match
+    (corpus / "more.txt").write_text("More prose.\n" * 200, encoding="utf-8")
+    assert U.fresh(str(root), str(out), cache_dir) is None
