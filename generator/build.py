@@ -8,6 +8,11 @@ The two slow stages, the facts' Monte Carlo and the matplotlib figures, are cach
 of their inputs and of the source that computes them (see cache.py), and figures are drawn in
 worker processes. matplotlib is imported only where a figure is actually drawn, so a rebuild with
 nothing changed never pays for it.
+
+A cold build (nothing cached) keeps both cores busy: forked helper processes analyse and train the
+playground's two model pairs while the main process imports matplotlib, once; the figure workers are
+forked from it when the facts arrive, so none imports matplotlib again; while they draw, the main
+process compiles the templates and pages for the last stage (numbers_stage).
 """
 from __future__ import annotations
 
