@@ -505,6 +505,13 @@ def _pool(workers: int) -> ProcessPoolExecutor:
                                initializer=_exit_with_parent, initargs=(os.getpid(), method))
 
 
+def _can_fork() -> bool:
+    """Forking is safe only while this process runs no other thread (a lock held there stays held in the child)."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def _helper_main(send, creator: int, function: Callable, args: tuple) -> None:
     _exit_with_parent(creator, "fork")
     try:
@@ -557,6 +564,59 @@ class Pending:
     done: dict[str, RenderedFigure] = field(default_factory=dict)
     todo: list[FigureJob] = field(default_factory=list)
     futures: dict[Future, FigureJob] | None = None
+    warm: WarmWorker | None = None  # the worker started before the analysis, when it draws them
+
+
+WARM_DRAWS = 4  # at most this many figures go to the one worker started early; more are shared by a pool
+
+
+def _warm_worker_main(connection, creator: int) -> None:
+    _exit_with_parent(creator, "fork")
+    try:
+        warm_up()
+    except Exception:  # draw() says what is wrong, in one line, for each figure it is sent
+        pass
+    try:
+        jobs = connection.recv()
+    except EOFError:
+        return
+    for job in jobs or ():
+        connection.send((job.name, draw(job)))
+    connection.close()
+
+
+class WarmWorker:
+    """One forked process that imports matplotlib at once and then draws the figures it is sent: started
+    when an edit changed what the figures are drawn from, so that the import overlaps the analysis
+    rather than following it. Stopped unused when the edit changed no figure (or too many for one)."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_warm_worker_main, args=(child, os.getpid()), daemon=True)
+        self.process.start()
+        child.close()
+
+    def draw(self, jobs: list[FigureJob]) -> None:
+        self.connection.send(jobs)
+
+    def results(self, jobs: list[FigureJob]):
+        by_name = {job.name: job for job in jobs}
+        for _ in jobs:
+            try:
+                name, result = self.connection.recv()
+            except EOFError:
+                self.process.join()
+                raise BuildError(f"the figure worker ended without its figures (exit status {self.process.exitcode})") from None
+            yield by_name[name], result
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
 
 
 class FigureStage:
@@ -566,6 +626,8 @@ class FigureStage:
         self.cache, self.workers, self.progress = cache, workers, progress
         self.pool: ProcessPoolExecutor | None = None
         self.helpers: list[Helper] = []
+        self.warm: WarmWorker | None = None
+        self.started: list[WarmWorker] = []
         self.code = figure_code()
 
     def start_pool(self) -> None:
@@ -587,9 +649,7 @@ class FigureStage:
         """Run function(*args) in a process of its own, started at once: work that needs no figure code (the
         playground) runs there while this process imports matplotlib and analyses. None where forking is
         not safe; the caller then does the work itself."""
-        import multiprocessing
-
-        if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() != 1:
+        if not _can_fork():
             return None
         helper = Helper(function, args)
         self.helpers.append(helper)
@@ -602,6 +662,10 @@ class FigureStage:
         for helper in self.helpers:
             helper.stop()
         self.helpers = []
+        self.stop_warm()
+        for worker in self.started:
+            worker.stop()
+        self.started = []
 
 
     def key(self, ref: FigureRef) -> str:
@@ -627,11 +691,28 @@ class FigureStage:
 
             wanted = {ref.name for ref in missing}
             pending.todo = [job for job in jobs(facts) if job.name in wanted]
+            if self.warm is not None and len(pending.todo) <= WARM_DRAWS:
+                self.warm.draw(pending.todo)
+                pending.warm, self.warm = self.warm, None
+                self.started.append(pending.warm)
+                return pending
+            self.stop_warm()
             if len(pending.todo) > 1:
                 self.start_pool()
             if self.pool is not None:
                 pending.futures = {self.pool.submit(draw, job): job for job in pending.todo}
+        self.stop_warm()
         return pending
+
+    def prewarm(self) -> None:
+        """Start one figure worker now, to import matplotlib while this process analyses (see WarmWorker)."""
+        if self.warm is None and self.workers > 1 and _can_fork():
+            self.warm = WarmWorker()
+
+    def stop_warm(self) -> None:
+        if self.warm is not None:
+            self.warm.stop()
+            self.warm = None
 
     def collect(self, pending: Pending, report: Report) -> dict[str, RenderedFigure]:
         """Wait for the figures submit() handed out (or draw them here, without a pool), in plan order."""
@@ -645,6 +726,9 @@ class FigureStage:
         return {ref.name: pending.done[ref.name] for ref in pending.plan}
 
     def _results(self, pending: Pending):
+        if pending.warm is not None:
+            yield from pending.warm.results(pending.todo)
+            return
         if pending.futures is None:
             yield from self._draw(pending.todo)
             return
@@ -1213,12 +1297,14 @@ def numbers_stage(
             report.timed("figures", stage.prepare)
             if progress:
                 progress("analysis", 0, 0)
+        elif not cache.has("facts", facts_key(config)):
+            stage.prewarm()  # an edit to what the facts come from: a figure or two are likely to be drawn again
         facts, numbers = report.timed("analysis", lambda: analysing.result() if analysing is not None
                                       else analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
         pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
         card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
-        if pending.futures is not None:  # the workers draw: meanwhile get the pages stage ready
+        if pending.futures is not None or pending.warm is not None:  # workers draw: get the pages stage ready
             report.timed("pages", lambda: warm_pages(root, config, cache))
         playground_data = report.timed("playground", trained)
         figures = report.timed("figures", lambda: stage.collect(pending, report))
