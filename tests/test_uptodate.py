@@ -58,11 +58,13 @@ def same_size_edit(path: Path) -> None:
 def test_an_edit_that_keeps_size_and_mtime_is_seen_and_the_rebuild_shows_it(built, tmp_path):
     root, cache = built
     page = sorted((root / "site_src" / "pages").glob("*.md"))[3]
+    before = tree(root / "build")
     same_size_edit(page)
     assert not fresh(root, cache)  # the ctime moved: nobody can set it back
     B.build(root, root / "build", cache=cache)
-    B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty"), clean=True)
-    assert tree(root / "build") == tree(tmp_path / "clean")
+    changed = [name for name, data in tree(root / "build").items() if before.get(name) != data]
+    assert f"{page.stem}.html" in changed and b" thy " in (root / "build" / f"{page.stem}.html").read_bytes()
+    # that this rebuild equals a --clean build is test_incremental's "same size and mtime" case
 
 
 @pytest.mark.parametrize("where", ["data/site.yaml", "site_src/templates/page.html", "site_src/assets/style.css"])
