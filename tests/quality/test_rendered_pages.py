@@ -3,8 +3,9 @@
 Each view is loaded once (see `rendered`) and every gate that needs a rendering engine reads what
 that one load found:
 
-- WCAG 2.1 A and AA as axe-core checks them, in every view: the dark palette and the narrow layout
-  each have their own contrast and overflow;
+- WCAG 2.1 A and AA as axe-core checks them: every rule at both widths (light at 390 px, dark at
+  1280 px) and the colour-contrast rule in all four views, since a scheme changes colours and
+  nothing else while a width changes what shows and where;
 - a keyboard-only walk (light, 1280 px): Tab reaches every control and focus always shows;
 - figure text at least 11 CSS px and any formula inside a sentence at least 12 px, in every view;
   in a dark view each figure is its dark variant and its card no brighter than the page's surface,
@@ -35,13 +36,14 @@ VIEWS = {"light-1280px": ("light", 1280), "dark-1280px": ("dark", 1280),
          "light-390px": ("light", 390), "dark-390px": ("dark", 390)}
 DARK_VIEWS = [v for v, (scheme, _) in VIEWS.items() if scheme == "dark"]
 TAB_VIEW, NARROW_VIEW, MOTION_VIEW = "light-1280px", "light-390px", "dark-390px"
+FULL_AXE_VIEWS = ("light-390px", "dark-1280px")  # every rule; the other two views run colour contrast only
 NARROW = 360  # the phone width the layout must fit without scrolling sideways
 FIGURE_TEXT_PX = 11  # the floor for a chart's labels
 INLINE_MATH_PX = 12  # and for a formula's smallest glyph inside running text
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
-RUN_AXE = """async (tags) => {
-  const result = await axe.run(document, {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
+RUN_AXE = """async (only) => {
+  const result = await axe.run(document, {runOnly: only, resultTypes: ["violations"]});
   return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary.split("\\n").slice(1).join(" ").slice(0, 300))}));
 }"""
@@ -215,7 +217,9 @@ def visit(browser, origin: str, page_name: str, view: str) -> Rendered:
         bright = brighter_than_surface(page, cards) if cards else []
         measure = page.evaluate(MEASURE)
         page.evaluate(axe_source)
-        violations = page.evaluate(RUN_AXE, WCAG_TAGS)
+        only = ({"type": "tag", "values": WCAG_TAGS} if view in FULL_AXE_VIEWS
+                else {"type": "rule", "values": ["color-contrast"]})
+        violations = page.evaluate(RUN_AXE, only)
         if view == NARROW_VIEW:
             page.set_viewport_size({"width": NARROW, "height": 800})
             found["overflow"] = page.evaluate(OVERFLOW, NARROW)
@@ -362,9 +366,10 @@ def test_the_motion_check_sees_the_steppers_animation_when_motion_is_allowed(bro
     assert any("frame-in" in m for m in moving), moving
 
 
-def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_and_a_light_card(browser, site, tmp_path):
+def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card_and_axe_faults(browser, site, tmp_path):
     """Negative control: a figure drawn 614 units wide with 10-unit labels, a stacked fraction in a sentence,
-    and the light figure on a dark page must each be caught by the measurements above."""
+    the light figure on a dark page, an image without alt text (the full axe run) and grey text on a
+    grey ground (the contrast-only run) must each be caught by the measurements above."""
     import shutil
 
     from browser_support import serve
@@ -386,7 +391,9 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_and_a_light_
     (tmp_path / "bare.html").write_text(  # without the site's stylesheet, as the issue found the pages
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
         '<p>A stacked <span class="math inline"><math><mfrac><mn>3</mn><mn>8</mn></mfrac></math></span>.</p>'
+        '<img src="figures/light.svg"><p style="color:#999;background:#aaa">faint</p>'
         '</body></html>', encoding="utf-8")
+    axe_source = need_node_modules(AXE).read_text(encoding="utf-8")
     with serve(tmp_path) as url:
         context = browser.new_context(viewport={"width": 390, "height": 900}, color_scheme="dark")
         try:
@@ -396,8 +403,12 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_and_a_light_
             bright = brighter_than_surface(page, card_colours(page))
             page.goto(f"{url}/bare.html")
             bare = page.evaluate(MEASURE)
+            page.evaluate(axe_source)
+            full = {v["id"] for v in page.evaluate(RUN_AXE, {"type": "tag", "values": WCAG_TAGS})}
+            contrast = {v["id"] for v in page.evaluate(RUN_AXE, {"type": "rule", "values": ["color-contrast"]})}
         finally:
             context.close()
+    assert {"image-alt", "color-contrast"} <= full and contrast == {"color-contrast"}, (full, contrast)
     assert found["figures"][0]["smallest"] < FIGURE_TEXT_PX
     assert found["figures"][0]["src"] == "wide.svg"
     assert any(p.startswith("light.svg") for p in bright)  # the light card on a dark page
