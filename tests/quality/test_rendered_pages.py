@@ -10,7 +10,8 @@ that one load found:
 - figure text at least 11 CSS px and any formula inside a sentence at least 12 px, in every view;
   in a dark view each figure is its dark variant and its card no brighter than the page's surface,
   sampled from a screenshot rather than taken from the file;
-- nothing fetched from another origin, no failed request and a quiet console, in every view;
+- nothing fetched from another origin, no failed request and a quiet console, in every view (and
+  in the light desktop view, after the network has been quiet for half a second);
 - at 360 px nothing scrolls sideways (the light phone view, narrowed after its other checks);
 - with reduced motion nothing animates (the dark phone view asks for reduced motion).
 
@@ -18,7 +19,8 @@ The widgets are made to draw what they only draw on request (quality_support.exe
 before anything is measured, so every gate judges that output too. The page CSP
 (script-src 'self') blocks add_script_tag's inline script, so axe is evaluated through the DevTools
 protocol, which the CSP does not govern. Under `-n 2` all of one page's tests run on one worker
-(an xdist_group per page), so each view is loaded once per session.
+(an xdist_group per page), so each view is loaded once per session, and every visit a process makes
+is made in one tab (quality_support.Tab), which costs Chromium far less than a fresh one.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from quality_support import AXE, exercise_widgets, need_node_modules, open_page
+from quality_support import AXE, Tab, exercise_widgets, need_node_modules
 
 pytestmark = pytest.mark.browser
 SPREAD_BY_PAGE = True  # tests/quality/conftest.py: one xdist group per page
@@ -179,12 +181,20 @@ class Rendered:
 _RENDERED: dict[tuple[str, str, str], Rendered | BaseException] = {}
 
 
-def rendered(browser, origin: str, page_name: str, view: str) -> Rendered:
+@pytest.fixture(scope="module")
+def tab(browser, origin):
+    """The one tab this process visits every page and view in (see quality_support.Tab)."""
+    t = Tab(browser, origin)
+    yield t
+    t.close()
+
+
+def rendered(tab: Tab, page_name: str, view: str) -> Rendered:
     """The page in this view, loaded and checked once per process however many tests read it."""
-    key = (origin, page_name, view)
+    key = (tab.origin, page_name, view)
     if key not in _RENDERED:
         try:
-            _RENDERED[key] = visit(browser, origin, page_name, view)
+            _RENDERED[key] = visit(tab, page_name, view)
         except Exception as error:  # every test of this view fails with it, none loads the page again
             _RENDERED[key] = error
     found = _RENDERED[key]
@@ -193,38 +203,34 @@ def rendered(browser, origin: str, page_name: str, view: str) -> Rendered:
     return found
 
 
-def visit(browser, origin: str, page_name: str, view: str) -> Rendered:
+def visit(tab: Tab, page_name: str, view: str) -> Rendered:
     scheme, width = VIEWS[view]
-    options = {"color_scheme": scheme, "viewport": {"width": width, "height": 900}}
-    if view == MOTION_VIEW:
-        options["reduced_motion"] = "reduce"
     axe_source = need_node_modules(AXE).read_text(encoding="utf-8")
-    loaded = open_page(browser, origin, page_name, **options)
+    loaded = tab.open(page_name, width=width, color_scheme=scheme,
+                      reduced_motion="reduce" if view == MOTION_VIEW else "no-preference")
     page, found = loaded.page, {}
-    try:
-        if view == TAB_VIEW:  # first, on the page as it loads
-            found["tab"] = tab_walk(page, page_name)
-        if view == MOTION_VIEW:
-            play_one_frame(page)
-        exercise_widgets(page)
-        if view == MOTION_VIEW:
-            found["moving"] = page.evaluate(MOVING)
-        page.wait_for_load_state("networkidle")  # a late request counts too
-        # The page's own doing ends here: the measurements below parse SVG and inject axe, whose inline
-        # styles the page's CSP refuses, with a console error each.
-        problems = list(loaded.problems)
-        cards = card_colours(page) if scheme == "dark" else []
-        bright = brighter_than_surface(page, cards) if cards else []
-        measure = page.evaluate(MEASURE)
-        page.evaluate(axe_source)
-        only = ({"type": "tag", "values": WCAG_TAGS} if view in FULL_AXE_VIEWS
-                else {"type": "rule", "values": ["color-contrast"]})
-        violations = page.evaluate(RUN_AXE, only)
-        if view == NARROW_VIEW:
-            page.set_viewport_size({"width": NARROW, "height": 800})
-            found["overflow"] = page.evaluate(OVERFLOW, NARROW)
-    finally:
-        page.context.close()
+    if view == TAB_VIEW:  # first, on the page as it loads
+        found["tab"] = tab_walk(page, page_name)
+    if view == MOTION_VIEW:
+        play_one_frame(page)
+    exercise_widgets(page)
+    if view == MOTION_VIEW:
+        found["moving"] = page.evaluate(MOVING)
+    if view == TAB_VIEW:  # a late request counts too (in one view: the wait is half a second of quiet)
+        page.wait_for_load_state("networkidle")
+    # The page's own doing ends here: the measurements below parse SVG and inject axe, whose inline
+    # styles the page's CSP refuses, with a console error each.
+    problems = list(loaded.problems)
+    cards = card_colours(page) if scheme == "dark" else []
+    bright = brighter_than_surface(page, cards) if cards else []
+    measure = page.evaluate(MEASURE)
+    page.evaluate(axe_source)
+    only = ({"type": "tag", "values": WCAG_TAGS} if view in FULL_AXE_VIEWS
+            else {"type": "rule", "values": ["color-contrast"]})
+    violations = page.evaluate(RUN_AXE, only)
+    if view == NARROW_VIEW:
+        page.set_viewport_size({"width": NARROW, "height": 800})
+        found["overflow"] = page.evaluate(OVERFLOW, NARROW)
     return Rendered(violations, measure, cards, bright, problems, **found)
 
 
@@ -301,13 +307,13 @@ def describe(violations) -> str:
 
 
 @pytest.mark.parametrize("view", VIEWS)
-def test_axe_finds_no_wcag_a_or_aa_violation(browser, origin, page_name, view):
-    violations = rendered(browser, origin, page_name, view).axe
+def test_axe_finds_no_wcag_a_or_aa_violation(tab, page_name, view):
+    violations = rendered(tab, page_name, view).axe
     assert not violations, f"{page_name} ({view}):\n{describe(violations)}"
 
 
-def test_tab_reaches_every_control_and_focus_is_always_visible(browser, origin, page_name):
-    walk = rendered(browser, origin, page_name, TAB_VIEW).tab
+def test_tab_reaches_every_control_and_focus_is_always_visible(tab, page_name):
+    walk = rendered(tab, page_name, TAB_VIEW).tab
     assert walk["trap"] is None, f"{page_name}: Tab does not move on from {walk['trap']}: a keyboard trap"
     assert not walk["invisible"], f"{page_name}: focus not visible on\n" + "\n".join(walk["invisible"])
     assert not walk["unreached"], f"{page_name}: Tab never reaches {walk['unreached']}"
@@ -316,8 +322,8 @@ def test_tab_reaches_every_control_and_focus_is_always_visible(browser, origin, 
 
 
 @pytest.mark.parametrize("view", VIEWS)
-def test_figure_text_and_inline_math_render_large_enough(browser, origin, page_name, view):
-    found = rendered(browser, origin, page_name, view).measure
+def test_figure_text_and_inline_math_render_large_enough(tab, page_name, view):
+    found = rendered(tab, page_name, view).measure
     for fig in found["figures"]:
         assert fig["texts"] > 0, fig
         assert fig["smallest"] >= FIGURE_TEXT_PX, (
@@ -330,46 +336,44 @@ def test_figure_text_and_inline_math_render_large_enough(browser, origin, page_n
 
 
 @pytest.mark.parametrize("view", DARK_VIEWS)
-def test_in_dark_mode_no_figure_is_a_bright_card(browser, origin, page_name, view):
-    bright = rendered(browser, origin, page_name, view).bright
+def test_in_dark_mode_no_figure_is_a_bright_card(tab, page_name, view):
+    bright = rendered(tab, page_name, view).bright
     assert not bright, f"{page_name} ({view}): {bright}"
 
 
-def test_a_page_asks_for_nothing_outside_its_site_and_logs_no_error_or_warning(browser, origin, page_name):
-    problems = [f"{view}: {p}" for view in VIEWS for p in rendered(browser, origin, page_name, view).problems]
+def test_a_page_asks_for_nothing_outside_its_site_and_logs_no_error_or_warning(tab, page_name):
+    problems = [f"{view}: {p}" for view in VIEWS for p in rendered(tab, page_name, view).problems]
     assert not problems, f"{page_name}:\n" + "\n".join(problems)
 
 
-def test_at_360px_nothing_scrolls_sideways_images_scale_and_tables_scroll_in_their_own_box(browser, origin, page_name):
-    found = rendered(browser, origin, page_name, NARROW_VIEW).overflow
+def test_at_360px_nothing_scrolls_sideways_images_scale_and_tables_scroll_in_their_own_box(tab, page_name):
+    found = rendered(tab, page_name, NARROW_VIEW).overflow
     assert found["scrollWidth"] <= NARROW, f"{page_name} is {found['scrollWidth']}px wide: {found['wide'][:8]}"
     assert not found["images"], f"{page_name}: {found['images']}"
     assert not found["tables"], f"{page_name}: {found['tables']}"
 
 
-def test_with_reduced_motion_nothing_animates_transitions_or_scrolls_smoothly(browser, origin, page_name):
-    moving = rendered(browser, origin, page_name, MOTION_VIEW).moving
+def test_with_reduced_motion_nothing_animates_transitions_or_scrolls_smoothly(tab, page_name):
+    moving = rendered(tab, page_name, MOTION_VIEW).moving
     assert not moving, f"{page_name}:\n" + "\n".join(moving[:20])
 
 
-def test_the_motion_check_sees_the_steppers_animation_when_motion_is_allowed(browser, origin, site):
+def test_the_motion_check_sees_the_steppers_animation_when_motion_is_allowed(tab, site):
     """Negative control for the reduced-motion gate: with motion allowed, playing the stepper animates."""
     pages = [p.name for p in sorted(site.glob("*.html")) if 'data-action="play"' in p.read_text(encoding="utf-8")]
     if not pages:
         pytest.skip("no page has a stepper to play")
-    loaded = open_page(browser, origin, pages[0], reduced_motion="no-preference")
-    try:
-        assert play_one_frame(loaded.page)
-        moving = loaded.page.evaluate(MOVING)
-    finally:
-        loaded.page.context.close()
+    loaded = tab.open(pages[0], reduced_motion="no-preference")
+    assert play_one_frame(loaded.page)
+    moving = loaded.page.evaluate(MOVING)
     assert any("frame-in" in m for m in moving), moving
 
 
 def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card_and_axe_faults(browser, site, tmp_path):
     """Negative control: a figure drawn 614 units wide with 10-unit labels, a stacked fraction in a sentence,
-    the light figure on a dark page, an image without alt text (the full axe run) and grey text on a
-    grey ground (the contrast-only run) must each be caught by the measurements above."""
+    the light figure on a dark page, an image without alt text (the full axe run), grey text on a
+    grey ground (the contrast-only run), and a request to another origin and for a missing file must
+    each be caught by the measurements above."""
     import shutil
 
     from browser_support import serve
@@ -388,6 +392,10 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card
         '<figure class="figure"><img src="figures/wide.svg" alt="x"></figure>'
         '<figure class="figure"><img src="figures/light.svg" alt="y"></figure>'
         '</main></body></html>', encoding="utf-8")
+    (tmp_path / "leaky.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
+        '<img src="https://example.org/tracker.png" alt=""><img src="figures/missing.svg" alt="">'
+        '</body></html>', encoding="utf-8")
     (tmp_path / "bare.html").write_text(  # without the site's stylesheet, as the issue found the pages
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
         '<p>A stacked <span class="math inline"><math><mfrac><mn>3</mn><mn>8</mn></mfrac></math></span>.</p>'
@@ -395,6 +403,11 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card
         '</body></html>', encoding="utf-8")
     axe_source = need_node_modules(AXE).read_text(encoding="utf-8")
     with serve(tmp_path) as url:
+        leaky = Tab(browser, url)
+        try:
+            problems = leaky.open("leaky.html").problems
+        finally:
+            leaky.close()
         context = browser.new_context(viewport={"width": 390, "height": 900}, color_scheme="dark")
         try:
             page = context.new_page()
@@ -408,6 +421,8 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card
             contrast = {v["id"] for v in page.evaluate(RUN_AXE, {"type": "rule", "values": ["color-contrast"]})}
         finally:
             context.close()
+    assert any("another origin: https://example.org/tracker.png" in p for p in problems), problems
+    assert any("HTTP 404" in p and "missing.svg" in p for p in problems), problems
     assert {"image-alt", "color-contrast"} <= full and contrast == {"color-contrast"}, (full, contrast)
     assert found["figures"][0]["smallest"] < FIGURE_TEXT_PX
     assert found["figures"][0]["src"] == "wide.svg"
