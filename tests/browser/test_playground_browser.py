@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium, serve, shared_tab, turn
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_BUDGET = 1_500_000  # bytes: everything the page loads by default (HTML, CSS, JS, the prose models), uncompressed
@@ -60,19 +60,27 @@ def generate_chars():
     return load_config(ROOT / "data" / "site.yaml").playground.generate_chars
 
 
+@pytest.fixture(scope="module")
+def tab(browser):
+    """The module's one tab (browser_support.shared_tab); it records console noise, every URL it asks
+    for and every response into lists each test starts empty."""
+    with shared_tab(browser) as pg:
+        pg.problems, pg.requested, pg.responses = [], [], []
+        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
+        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+        pg.on("request", lambda r: pg.requested.append(r.url))
+        pg.on("response", lambda r: pg.responses.append(r))
+        yield pg
+
+
 @pytest.fixture
-def page(browser, origin):
-    """A fresh page that records console noise, every URL it asks for and every response."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5000)
-    pg = context.new_page()
-    pg.problems, pg.requested, pg.responses = [], [], []
-    pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-    pg.on("request", lambda r: pg.requested.append(r.url))
-    pg.on("response", lambda r: pg.responses.append(r))
+def page(tab, origin):
+    """The tab, blank and with nothing recorded yet."""
+    turn(tab)
+    pg = tab
+    for recorded in (pg.problems, pg.requested, pg.responses):
+        recorded.clear()
     yield pg
-    context.close()
     assert not pg.problems, pg.problems
     outside = [u for u in pg.requested if not (u.startswith(origin + "/") or u.startswith("data:"))]
     assert not outside, outside
@@ -552,7 +560,17 @@ def test_the_page_works_from_file_urls(browser, site):
     assert not problems, problems
 
 
-def test_the_page_stays_local_and_light(page, origin, site):
+@pytest.fixture
+def first_visit(browser):
+    """A tab of its own, with an empty HTTP cache: what a reader's first visit downloads."""
+    with shared_tab(browser) as pg:
+        pg.responses = []
+        pg.on("response", lambda r: pg.responses.append(r))
+        yield pg
+
+
+def test_the_page_stays_local_and_light(first_visit, origin, site):
+    page = first_visit
     open_playground(page, origin)
     page.wait_for_load_state("networkidle")
     page.click("#pg-generate")

@@ -8,7 +8,7 @@ import re
 import pytest
 from test_widgets import build_fixture_site
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium, serve, shared_tab, turn
 
 pytestmark = pytest.mark.browser
 
@@ -28,18 +28,25 @@ def real_origin(site_dir):
         yield url
 
 
+@pytest.fixture(scope="module")
+def tab(browser):
+    """The module's one tab (browser_support.shared_tab), recording console noise and every URL it asks for."""
+    with shared_tab(browser) as pg:
+        pg.problems, pg.requested = [], []
+        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
+        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+        pg.on("request", lambda r: pg.requested.append(r.url))
+        yield pg
+
+
 @pytest.fixture
-def page(browser, origin):
-    """A fresh page that records console noise and every URL it asks for."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5000)
-    pg = context.new_page()
-    pg.problems, pg.requested = [], []
-    pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-    pg.on("request", lambda r: pg.requested.append(r.url))
+def page(tab, origin):
+    """The tab, blank and with nothing recorded yet."""
+    turn(tab)
+    pg = tab
+    for recorded in (pg.problems, pg.requested):
+        recorded.clear()
     yield pg
-    context.close()
     assert not pg.problems, pg.problems
     outside = [u for u in pg.requested if not (u.startswith("http://127.0.0.1:") or u.startswith("data:"))]
     assert not outside, outside

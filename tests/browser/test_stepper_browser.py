@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium, serve, shared_tab, turn
 
 pytestmark = pytest.mark.browser
 
@@ -17,18 +17,24 @@ def origin(site_dir):
         yield url
 
 
+@pytest.fixture(scope="module")
+def tab(browser):
+    """The module's one tab (browser_support.shared_tab), recording script errors."""
+    with shared_tab(browser) as pg:
+        pg.problems = []
+        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+        pg.on("console", lambda m: m.type == "error" and pg.problems.append(m.text))
+        yield pg
+
+
 @pytest.fixture
-def page(browser, origin):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5000)
-    pg = context.new_page()
-    pg.problems = []
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-    pg.on("console", lambda m: m.type == "error" and pg.problems.append(m.text))
+def page(tab, origin):
+    turn(tab)
+    pg = tab
+    pg.problems.clear()
     pg.goto(f"{origin}/draft-and-verify.html")
     pg.wait_for_selector(".stepper.is-enhanced")
     yield pg
-    context.close()
     assert not pg.problems, pg.problems
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from browser_support import serve
+from browser_support import serve, shared_tab, turn
 from generator import analysis
 from generator.profiles import load_profiles
 from generator.whatif import parity_vectors
@@ -24,26 +24,28 @@ PREFIX = "#what-if="
 
 
 @pytest.fixture(scope="module")
-def origin(tmp_path_factory):
-    from generator.build import build
-
-    site = tmp_path_factory.mktemp("what-if") / "site"
-    build(ROOT, site)
-    with serve(site) as url:
+def origin(site_dir):
+    with serve(site_dir) as url:
         yield url
 
 
+@pytest.fixture(scope="module")
+def tab(browser, origin):
+    """The module's one tab (browser_support.shared_tab), recording console noise."""
+    with shared_tab(browser, timeout_ms=10000) as pg:  # generous: the machine may be busy with other builds
+        pg.problems = []
+        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
+        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+        pg.origin = origin
+        yield pg
+
+
 @pytest.fixture
-def page(browser, origin):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10000)  # generous: the machine may be busy with other builds
-    pg = context.new_page()
-    pg.problems = []
-    pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-    pg.origin = origin
+def page(tab):
+    turn(tab)
+    pg = tab
+    pg.problems.clear()
     yield pg
-    context.close()
     assert not pg.problems, pg.problems
 
 
