@@ -206,13 +206,18 @@ class Sheet:
 
 
 def _legend_shape(labels: Sequence[str], width: float, handle: float = 2.0) -> tuple[int, float]:
-    """How many columns fit in width inches, and the height in inches the legend then takes."""
+    """How many columns fit in width inches, and the height in inches the legend then takes.
+
+    The columns are measured as matplotlib fills them: n entries in cols columns go n // cols to a column and
+    one more to each of the first n % cols (numpy.array_split), not ceil(n / cols) to every column but the
+    last: 5 entries in 4 columns are 2+1+1+1, four columns wide, where the other filling gives 2+2+1, three."""
     em = FONT / 72
     entry = [(handle + 0.6) * em + text_size(s)[0] for s in labels]
     n = len(labels)
     for cols in range(min(n, 4), 0, -1):
-        rows = math.ceil(n / cols)
-        widths = [max(entry[c * rows:(c + 1) * rows], default=0) for c in range(cols)]
+        sizes = [n // cols + (c < n % cols) for c in range(cols)]
+        starts = list(itertools.accumulate(sizes, initial=0))
+        widths = [max(entry[starts[c]:starts[c + 1]]) for c in range(cols)]
         if sum(widths) + (cols - 1) * 1.2 * em <= width:
             break
     rows = math.ceil(n / cols)

@@ -421,6 +421,35 @@ def test_many_series_become_small_multiples_with_one_highlighted_per_panel():
     legible(fig)
 
 
+def random_error_series(count: int) -> list[tuple[str, list[tuple[int, float]]]]:
+    """Error curves shaped like the site's random profiles (their slowest positions): labelled "random 01" on,
+    sampled at 100, 300, 1000, ... and ending at a ragged count of their own, falling roughly as 1/sqrt(n) with
+    seeded noise."""
+    import numpy as np
+    rng = np.random.default_rng(1302)
+    out = []
+    for i in range(1, count + 1):
+        last = int(rng.integers(1_500, 100_001))
+        ns = [n for n in (100, 300, 1000, 3000, 10_000, 30_000) if n < last] + [last]
+        scale = float(rng.uniform(0.5, 1.0))
+        out.append((f"random {i:02d}", [(n, scale / n ** 0.5 * float(rng.uniform(0.6, 1.5))) for n in ns]))
+    return out
+
+
+@pytest.mark.parametrize("count", range(1, 21))
+def test_the_random_profiles_figure_draws_without_collisions_for_every_count_from_1_to_20(count):
+    """monte_carlo.random_profiles from 1 to 20: each count must draw (a collision raises figures.Collision),
+    stay legible and name every profile. Up to MANY share one chart under a legend (4 and 5 once overflowed
+    it, their legend measured in fewer columns than matplotlib lays out); more become small multiples."""
+    series = random_error_series(count)
+    fig = figures.error_vs_samples("error-vs-samples-random", series,
+                                   "Random profiles: the slowest position of each", slope=-0.47)
+    legible(fig)
+    text = all_text(fig.svg)
+    assert all(label in text for label, _ in series)
+    assert ("small panel per series" in fig.alt) == (count > figures.MANY)
+
+
 def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
     """A valid profiles file of any size: an aligned draft equal to the target, and a divergent one that opens
     with a token the target never gives (so its authored round shows a rejection and a replacement)."""
