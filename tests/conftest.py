@@ -69,11 +69,12 @@ def project(tmp_path):
     return copy_project(tmp_path)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """One headless Debian chromium per module (skips locally, fails in CI, when it is missing); each test
-    opens its own context, so nothing leaks between tests. Not per session: Playwright's sync API keeps an
-    asyncio loop running in this thread while it lives, which breaks later tests that call asyncio.run."""
+    """One headless Debian chromium per test process (skips locally, fails in CI, when it is missing): a
+    launch costs about a second of CPU, and each test opens its own context or takes its turn in its
+    module's tab, so nothing leaks between tests. Playwright's sync API keeps an asyncio loop in this
+    thread while it lives, so a test that needs asyncio.run runs it in a thread of its own (serve_load)."""
     from browser_support import chromium
 
     with chromium() as b:
