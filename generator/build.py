@@ -2,12 +2,12 @@
 
 Every stage reads only what the previous one produced. The output is written to a temporary
 folder beside the target and renamed into place only when every stage has succeeded, so a
-failed build leaves the previously published folder exactly as it was.
+failed build leaves the previously published folder exactly as it was (output.py).
 
 The two slow stages, the facts' Monte Carlo and the matplotlib figures, are cached by a hash
 of their inputs and of the source that computes them (see cache.py), and figures are drawn in
-worker processes. matplotlib is imported only where a figure is actually drawn, so a rebuild with
-nothing changed never pays for it.
+worker processes (workers.py). matplotlib is imported only where a figure is actually drawn, so a
+rebuild with nothing changed never pays for it.
 
 A cold build (nothing cached) keeps both cores busy: forked helper processes analyse and train the
 playground's two model pairs while the main process imports matplotlib, once; the figure workers are
@@ -18,42 +18,38 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
 import json
 import os
-import re
-import shutil
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import readers
 from .cache import Cache, ValueMemo, digest, known_versions, module_closure, package_version, source_digest
 from .errors import UserError
+from .output import write_atomically
 from .palette import dark as dark_svg
-from .uptodate import StatMemo, search_path, walk
+from .report import BuildError, Progress, Report, _where
+from .uptodate import StatMemo, search_path
+from .workers import FigureStage, RenderedFigure
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
-    from concurrent.futures import Future, ProcessPoolExecutor  # and only a build that draws needs a pool
 
     from .config import SiteConfig
     from .facts import Facts, FigureRef
-    from .figure_registry import FigureJob
     from .pages import Page
     from .profiles import Profiles
     from .publish import BuildInfo
 
 PACKAGE = Path(__file__).resolve().parent
-REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in FIGURE_MODULES
+REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in workers.figure_code
 # the code each cached stage depends on: our modules it imports, read off their sources when first
 # asked for (a build that renders one page again never asks), as FACTS_MODULES and the like
-_CLOSURES = {"FACTS_MODULES": ("facts", "config", "profiles"), "FIGURE_MODULES": ("figures",),
-             "PLAYGROUND_MODULES": ("playground",), "CARD_MODULES": ("card",)}
+_CLOSURES = {"FACTS_MODULES": ("facts", "config", "profiles"), "PLAYGROUND_MODULES": ("playground",),
+             "CARD_MODULES": ("card",)}  # the figures' code: workers.figure_code
 
 
 def closure(name: str) -> tuple[str, ...]:
@@ -75,67 +71,6 @@ PAGE_ENTRIES_KEPT = 200
 # cache kinds that hold finished output rather than a stage's result: the whole site, one page, the
 # files the numbers make and what pages read of them
 OUTPUT_KINDS = ("site", "page", "numbers", "render-inputs")
-
-Progress = Callable[[str, int, int], None]
-
-
-class BuildError(UserError):
-    pass
-
-
-@dataclass(frozen=True)
-class RenderedFigure:
-    """What templates and the manifest read from a figure; figures.Figure's fields without importing matplotlib."""
-    name: str
-    svg: str
-    alt: str
-    caption: str
-
-
-@dataclass
-class Report:
-    pages: int = 0
-    figures: int = 0
-    rendered: int = 0
-    pages_rendered: int = 0
-    reused: int = 0
-    facts_reused: bool = False
-    site_reused: bool = False
-    stages: dict[str, float] = field(default_factory=dict)
-
-    def timed(self, stage: str, work: Callable):
-        start = time.perf_counter()
-        try:
-            return work()
-        except UserError:
-            raise
-        except Exception as exc:  # anything else still ends as one line that says where it happened
-            raise BuildError(f"{_where(exc)}{stage} stage failed: {type(exc).__name__}: {exc}") from exc
-        finally:
-            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
-
-    def summary(self) -> str:
-        stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.stages.items())
-        pages = f"{self.pages} page{'s' if self.pages != 1 else ''}"
-        if self.site_reused:
-            what = f"{pages}, {self.figures} figures, all reused: no source changed"
-        else:
-            analysis_note = "analysis reused" if self.facts_reused else "analysis computed"
-            what = f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}"
-        return f"{what}; {stages}; {sum(self.stages.values()):.2f}s in all"
-
-
-def _where(exc: BaseException) -> str:
-    """'generator/x.py: line N: ' for the deepest frame of ours in the traceback, so the line names a file."""
-    import traceback
-
-    found = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        path = Path(frame.filename)
-        if PACKAGE in path.parents:
-            found = f"{path.relative_to(PACKAGE.parent).as_posix()}: line {frame.lineno}: "
-    return found
-
 
 # --- facts -------------------------------------------------------------------------------------
 
@@ -444,311 +379,6 @@ def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureR
     return plan
 
 
-def figure_code() -> str:
-    return digest(source_digest(*closure("FIGURE_MODULES")), package_version("matplotlib"), package_version("numpy"))
-
-
-def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
-    """Draw one figure; runs in a worker. A failure comes back as its one-line message, not a traceback."""
-    from .figures import Collision
-
-    try:
-        f = job.draw(**job.kwargs)
-    except Collision as exc:  # a drawing whose labels collide: the figure code must lay it out differently
-        return f"generator/figures.py: {exc}"
-    except Exception as exc:
-        where = _where(exc) or "generator/figures.py: "
-        return f"{where}{job.ref.function}({job.name!r}) failed: {type(exc).__name__}: {exc}"
-    return (f.name, f.svg, f.alt, f.caption)
-
-
-def warm_up() -> None:
-    """Import matplotlib (through figures.py) in a worker while the main process computes: once per worker."""
-    importlib.import_module(f"{__package__}.figures")
-
-
-ORPHAN_CHECK_SECONDS = 0.2
-
-
-def _exit_with_parent(creator: int, method: str) -> None:
-    """Worker initializer: end this worker as soon as the process that started it is gone.
-
-    A pool's workers otherwise wait forever on their task pipe when the build is killed with -9 (the
-    pipe never reaches end-of-file, since every worker holds a copy of its write end), adopted by
-    PID 1. A daemon thread watches getppid(): when the parent dies, the worker is re-parented and the
-    thread ends the process. It watches the parent, not one thread of it, so a pool started from a
-    thread that later finishes keeps its workers (prctl's death signal would kill them then)."""
-    parent = os.getppid()
-    if method != "forkserver" and parent != creator:  # the build died before this worker got here
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(ORPHAN_CHECK_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """Forked workers start in milliseconds with our modules already imported; forking is only safe
-    while this process has no other thread (a lock held elsewhere would stay held in the child)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        method = "fork"
-    else:
-        method = "forkserver" if "forkserver" in methods else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_exit_with_parent, initargs=(os.getpid(), method))
-
-
-def _can_fork() -> bool:
-    """Forking is safe only while this process runs no other thread (a lock held there stays held in the child)."""
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
-def _helper_main(send, creator: int, function: Callable, args: tuple) -> None:
-    _exit_with_parent(creator, "fork")
-    try:
-        outcome = ("ok", function(*args))
-    except BaseException as exc:  # sent back whole: the build raises it as if it had happened here
-        outcome = ("error", exc)
-    send.send(outcome)
-    send.close()
-
-
-class Helper:
-    """One forked process running one function, its result read back through a pipe. A plain process
-    rather than a pool: a pool's management thread would make every later fork (the figure workers')
-    unsafe, so the build would fall back to starting them from scratch."""
-
-    def __init__(self, function: Callable, args: tuple):
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
-        self.receive, send = context.Pipe(duplex=False)
-        self.process = context.Process(target=_helper_main, args=(send, os.getpid(), function, args), daemon=True)
-        self.process.start()
-        send.close()
-
-    def result(self):
-        try:
-            status, value = self.receive.recv()
-        except EOFError:
-            status, value = "died", None
-        finally:
-            self.receive.close()
-            self.process.join()
-        if status == "died":
-            raise BuildError(f"a worker process ended without its result (exit status {self.process.exitcode})")
-        if status == "error":
-            raise value
-        return value
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.receive.close()
-
-
-@dataclass
-class Pending:
-    """Figures on their way: those the cache had, and the jobs (and futures, with a pool) for the rest."""
-    plan: tuple[FigureRef, ...]
-    done: dict[str, RenderedFigure] = field(default_factory=dict)
-    todo: list[FigureJob] = field(default_factory=list)
-    futures: dict[Future, FigureJob] | None = None
-    warm: WarmWorker | None = None  # the worker started before the analysis, when it draws them
-
-
-WARM_DRAWS = 4  # at most this many figures go to the one worker started early; more are shared by a pool
-
-
-def _warm_worker_main(connection, creator: int) -> None:
-    _exit_with_parent(creator, "fork")
-    try:
-        warm_up()
-    except Exception:  # draw() says what is wrong, in one line, for each figure it is sent
-        pass
-    try:
-        jobs = connection.recv()
-    except EOFError:
-        return
-    for job in jobs or ():
-        connection.send((job.name, draw(job)))
-    connection.close()
-
-
-class WarmWorker:
-    """One forked process that imports matplotlib at once and then draws the figures it is sent: started
-    when an edit changed what the figures are drawn from, so that the import overlaps the analysis
-    rather than following it. Stopped unused when the edit changed no figure (or too many for one)."""
-
-    def __init__(self) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
-        self.connection, child = context.Pipe()
-        self.process = context.Process(target=_warm_worker_main, args=(child, os.getpid()), daemon=True)
-        self.process.start()
-        child.close()
-
-    def draw(self, jobs: list[FigureJob]) -> None:
-        self.connection.send(jobs)
-
-    def results(self, jobs: list[FigureJob]):
-        by_name = {job.name: job for job in jobs}
-        for _ in jobs:
-            try:
-                name, result = self.connection.recv()
-            except EOFError:
-                self.process.join()
-                raise BuildError(f"the figure worker ended without its figures (exit status {self.process.exitcode})") from None
-            yield by_name[name], result
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.connection.close()
-
-
-class FigureStage:
-    """Renders what the cache lacks, in a worker pool when more than one figure is missing."""
-
-    def __init__(self, cache: Cache, workers: int, progress: Progress | None = None):
-        self.cache, self.workers, self.progress = cache, workers, progress
-        self.pool: ProcessPoolExecutor | None = None
-        self.helpers: list[Helper] = []
-        self.warm: WarmWorker | None = None
-        self.started: list[WarmWorker] = []
-        self.code = figure_code()
-
-    def start_pool(self) -> None:
-        """Start the figure workers (unless one is all we have). Forked after prepare(), they have matplotlib
-        already; otherwise each imports it while it waits for its first figure."""
-        if self.pool is None and self.workers > 1:
-            self.pool = _pool(self.workers)
-            if f"{__package__}.figures" not in sys.modules:
-                for _ in range(self.workers):
-                    self.pool.submit(warm_up)
-
-    def prepare(self) -> None:
-        """Import matplotlib (and the card's canvas) in this process, once, so that figure workers forked
-        afterwards share it instead of each importing it."""
-        warm_up()
-        importlib.import_module("matplotlib.backends.backend_agg")
-
-    def helper(self, function: Callable, *args) -> Helper | None:
-        """Run function(*args) in a process of its own, started at once: work that needs no figure code (the
-        playground) runs there while this process imports matplotlib and analyses. None where forking is
-        not safe; the caller then does the work itself."""
-        if not _can_fork():
-            return None
-        helper = Helper(function, args)
-        self.helpers.append(helper)
-        return helper
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
-        for helper in self.helpers:
-            helper.stop()
-        self.helpers = []
-        self.stop_warm()
-        for worker in self.started:
-            worker.stop()
-        self.started = []
-
-
-    def key(self, ref: FigureRef) -> str:
-        return digest(self.code, ref.function, ref.inputs)
-
-    def run(self, facts: Facts, plan: tuple[FigureRef, ...], report: Report) -> dict[str, RenderedFigure]:
-        return self.collect(self.submit(facts, plan, report), report)
-
-    def submit(self, facts: Facts, plan: tuple[FigureRef, ...], report: Report) -> Pending:
-        """Take what the cache has and hand the rest to the workers, which draw while this process goes on."""
-        pending = Pending(plan)
-        missing: list[FigureRef] = []
-        for ref in plan:
-            hit = self.cache.load("figures", self.key(ref))
-            if hit is None:
-                missing.append(ref)
-            else:
-                pending.done[ref.name] = RenderedFigure(*hit)
-        report.reused = len(plan) - len(missing)
-        report.rendered = len(missing)
-        if missing:
-            from .figure_registry import jobs
-
-            wanted = {ref.name for ref in missing}
-            pending.todo = [job for job in jobs(facts) if job.name in wanted]
-            if self.warm is not None and len(pending.todo) <= WARM_DRAWS:
-                self.warm.draw(pending.todo)
-                pending.warm, self.warm = self.warm, None
-                self.started.append(pending.warm)
-                return pending
-            self.stop_warm()
-            if len(pending.todo) > 1:
-                self.start_pool()
-            if self.pool is not None:
-                pending.futures = {self.pool.submit(draw, job): job for job in pending.todo}
-        self.stop_warm()
-        return pending
-
-    def prewarm(self) -> None:
-        """Start one figure worker now, to import matplotlib while this process analyses (see WarmWorker)."""
-        if self.warm is None and self.workers > 1 and _can_fork():
-            self.warm = WarmWorker()
-
-    def stop_warm(self) -> None:
-        if self.warm is not None:
-            self.warm.stop()
-            self.warm = None
-
-    def collect(self, pending: Pending, report: Report) -> dict[str, RenderedFigure]:
-        """Wait for the figures submit() handed out (or draw them here, without a pool), in plan order."""
-        for done, (job, result) in enumerate(self._results(pending), start=1):
-            if isinstance(result, str):
-                raise BuildError(result)
-            pending.done[job.name] = RenderedFigure(*result)
-            self.cache.store("figures", self.key(job.ref), result)
-            if self.progress:
-                self.progress("figures", done, len(pending.todo))
-        return {ref.name: pending.done[ref.name] for ref in pending.plan}
-
-    def _results(self, pending: Pending):
-        if pending.warm is not None:
-            yield from pending.warm.results(pending.todo)
-            return
-        if pending.futures is None:
-            yield from self._draw(pending.todo)
-            return
-        from concurrent.futures import as_completed
-
-        for future in as_completed(pending.futures):
-            yield pending.futures[future], future.result()
-
-    def _draw(self, jobs: list[FigureJob]):
-        if self.pool is None:
-            for job in jobs:
-                yield job, draw(job)
-            return
-        from concurrent.futures import as_completed
-
-        futures: dict[Future, FigureJob] = {self.pool.submit(draw, j): j for j in jobs}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
-
-
 # --- the social card ----------------------------------------------------------------------------
 
 
@@ -985,168 +615,6 @@ def manifest(figures: dict[str, RenderedFigure], plan: tuple[FigureRef, ...], co
 
 
 # --- writing ------------------------------------------------------------------------------------
-
-
-def _looks_like_a_build(path: Path) -> bool:
-    return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def recover(out: Path) -> None:
-    """Tidy what a killed build left beside `out`; their names carry the pid that made them.
-
-    A staging folder (.NAME-new-PID-*) is dropped: it is either unfinished or, after an exchange, the
-    previous build on its way out. A previous build moved aside by the two-rename fallback
-    (.NAME-old-PID-*) is put back if `out` is missing, so a kill between those renames costs nothing."""
-    pattern = re.compile(rf"^\.{re.escape(out.name)}-(new|old)-(\d+)-")
-    leftovers = []
-    for entry in sorted(out.parent.iterdir()):
-        m = pattern.match(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not _alive(int(m.group(2))):
-            leftovers.append((m.group(1), entry))
-    for kind, entry in leftovers:
-        if kind == "old" and not os.path.lexists(out):
-            os.rename(entry, out)
-        else:
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-_remove_stale = recover  # the name tests and older callers know
-
-
-RENAME_EXCHANGE = 2  # linux/fs.h
-AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step with renameat2(RENAME_EXCHANGE); False where the kernel, C library or
-    file system has no such call (the caller then falls back to two renames)."""
-    import ctypes
-    import errno
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28 and later
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _checkpoint(step: str) -> None:
-    """Named steps of the swap; a test replaces this to kill the process at each one."""
-
-
-def _source_date_epoch() -> int | None:
-    value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return int(value) if value.isdigit() else None
-
-
-def _link_if_same(previous: Path, target: Path, data: bytes, epoch: int | None) -> bool:
-    """Make `target` a hard link to the previous build's file when that holds exactly `data` (and, with
-    SOURCE_DATE_EPOCH, already carries its date), so an edit to one page does not write the megabytes of
-    corpus and models again. The previous build is only read: its bytes and dates stay as they were."""
-    import stat
-
-    try:
-        st = os.lstat(previous)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-            return False
-        if epoch is not None and st.st_mtime_ns != epoch * 1_000_000_000:
-            return False
-        with open(previous, "rb") as fh:
-            if fh.read() != data:
-                return False
-        os.link(previous, target)
-    except OSError:  # gone, unreadable, or a file system without hard links: write it instead
-        return False
-    return True
-
-
-def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
-    """Write into a sibling temporary folder, then make it `out` in one atomic step.
-
-    Where the kernel offers renameat2(RENAME_EXCHANGE) the new folder and the old one swap names in a
-    single call, so `out` is at every instant either the whole previous build or the whole new one;
-    the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
-    renamed aside and the new one into place, and recover() puts the old one back at the next start
-    if the process died in between. A file the previous build holds byte for byte is hard-linked rather
-    than written. Returns what the new folder holds, as uptodate.walk sees it."""
-    out = Path(os.path.abspath(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
-    if not _looks_like_a_build(out):
-        raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
-    _checkpoint("staging")
-    old = None
-    epoch = _source_date_epoch()
-    previous = out if out.is_dir() and not out.is_symlink() else None
-    linked: set[Path] = set()
-    here = staging.resolve()
-    try:
-        for n, (rel, data) in enumerate(sorted(files.items())):
-            # staging is new and holds only the folders and files made here, no link, so the normalised
-            # path is where the file lands (resolve() per file cost a system call per path component)
-            target = Path(os.path.normpath(here / rel))
-            if here not in target.parents:
-                raise BuildError(f"{rel}: output path leaves the build folder")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if previous is not None and _link_if_same(previous / target.relative_to(here), target, data, epoch):
-                linked.add(target)
-            else:
-                target.write_bytes(data)
-            if n == len(files) // 2:
-                _checkpoint("writing")
-        os.chmod(staging, 0o755)
-        if epoch is not None:
-            for path in [*here.rglob("*"), here]:
-                if path not in linked:  # a linked file already has the date; leave the old build alone
-                    os.utime(path, (epoch, epoch), follow_symlinks=False)
-        staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
-        _checkpoint("written")
-        if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
-            _checkpoint("exchanged")
-            shutil.rmtree(staging, ignore_errors=True)  # now the previous build
-            _checkpoint("done")
-            return staged
-        if os.path.lexists(out):
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
-            os.rmdir(old)
-            out.rename(old)
-            _checkpoint("moved-aside")
-        try:
-            staging.rename(out)
-        except OSError as exc:
-            if old is not None and not os.path.lexists(out):
-                old.rename(out)
-                old = None
-            raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
-                             "another build may have written it at the same time") from None
-        _checkpoint("renamed")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    _checkpoint("done")
-    return staged
 
 
 # --- the whole pipeline -------------------------------------------------------------------------

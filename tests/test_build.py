@@ -21,6 +21,8 @@ import pytest
 import yaml
 
 from generator import build as B
+from generator import output as O
+from generator import workers as W
 from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
@@ -194,9 +196,9 @@ def test_a_figure_drawn_in_a_worker_process_is_byte_identical_to_one_drawn_here(
 
     facts, _ = B.analysed(config, profiles, Cache(shared_cache_dir(tmp_path_factory)), B.Report())
     job = next(j for j in jobs(facts) if j.name == "acceptance")
-    here = B.draw(job)
-    with B._pool(2) as pool:
-        there = pool.submit(B.draw, job).result()
+    here = W.draw(job)
+    with W._pool(2) as pool:
+        there = pool.submit(W.draw, job).result()
     assert isinstance(here, tuple) and here == there
 
 
@@ -212,13 +214,13 @@ def test_the_analysis_key_covers_every_module_the_facts_import_even_indirectly()
 
 
 def test_the_figure_key_changes_when_the_drawing_code_changes(monkeypatch):
-    stage = B.FigureStage(Cache(None), workers=1)
+    stage = W.FigureStage(Cache(None), workers=1)
     from generator.facts import FigureRef
 
     ref = FigureRef("roofline", "site", None, "roofline", "roofline", "inputs")
     before = stage.key(ref)
-    monkeypatch.setattr(B, "source_digest", lambda *modules: "edited")
-    assert B.FigureStage(Cache(None), workers=1).key(ref) != before
+    monkeypatch.setattr(W, "source_digest", lambda *modules: "edited")
+    assert W.FigureStage(Cache(None), workers=1).key(ref) != before
 
 
 def _break_data(root: Path) -> str:
@@ -319,7 +321,7 @@ def test_write_atomically_refuses_to_replace_a_folder_that_is_not_a_build(tmp_pa
     docs.mkdir()
     (docs / "notes.txt").write_text("keep me")
     with pytest.raises(UserError, match="refusing to replace"):
-        B.write_atomically({"index.html": b"x"}, docs)
+        O.write_atomically({"index.html": b"x"}, docs)
     assert (docs / "notes.txt").read_text() == "keep me"
 
 
@@ -328,13 +330,13 @@ def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path):
     dead.mkdir()
     mine = tmp_path / f".out-new-{os.getpid()}-abc"
     mine.mkdir()
-    B.write_atomically({"index.html": b"x"}, tmp_path / "out")
+    O.write_atomically({"index.html": b"x"}, tmp_path / "out")
     assert not dead.exists() and mine.exists() and (tmp_path / "out" / "index.html").read_bytes() == b"x"
 
 
 def test_source_date_epoch_fixes_every_file_time(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    B.write_atomically({"index.html": b"x", "figures/a.svg": b"<svg/>"}, tmp_path / "out")
+    O.write_atomically({"index.html": b"x", "figures/a.svg": b"<svg/>"}, tmp_path / "out")
     times = {p.stat().st_mtime for p in [tmp_path / "out", *(tmp_path / "out").rglob("*")]}
     assert times == {1700000000}
 
@@ -438,8 +440,9 @@ def test_the_404_page_has_the_site_look_in_an_inline_style_its_csp_allows_by_has
 HELPER_SCRIPT = """
 import os, sys
 import generator.build as B
+import generator.workers as W
 from generator.cache import Cache
-stage = B.FigureStage(Cache(None), workers=2)
+stage = W.FigureStage(Cache(None), workers=2)
 try:
     ok, bad, dead = stage.helper(pow, 2, 10), stage.helper(int, "x"), stage.helper(os._exit, 3)
     assert ok is not None, "a fresh process with no thread must fork its helpers"
@@ -471,13 +474,14 @@ WARM_SCRIPT = """
 import sys
 from pathlib import Path
 import generator.build as B
+import generator.workers as W
 from generator.cache import Cache
 from generator.figure_registry import jobs
 
 config, profiles = B.load_inputs(Path(sys.argv[1]))
 facts, _ = B.analysed(config, profiles, Cache(None), B.Report())
 wanted = [j for j in jobs(facts) if j.name in ("timeline", "roofline")]
-stage = B.FigureStage(Cache(None), workers=2)
+stage = W.FigureStage(Cache(None), workers=2)
 try:
     stage.prewarm()
     worker = stage.warm
@@ -486,8 +490,8 @@ try:
     assert pending.warm is worker and pending.futures is None, "two figures go to the worker started early"
     drawn = stage.collect(pending, B.Report())
     for job in wanted:
-        assert (drawn[job.name].name, drawn[job.name].svg) == B.draw(job)[:2], job.name
-    unused = B.FigureStage(Cache(None), workers=2)
+        assert (drawn[job.name].name, drawn[job.name].svg) == W.draw(job)[:2], job.name
+    unused = W.FigureStage(Cache(None), workers=2)
     unused.prewarm()
     spare = unused.warm
     unused.submit(facts, (), B.Report())  # nothing to draw: the early worker is stopped, not waited for

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator import build as B
+from generator import output as O
 from generator.cache import ENV_DIR, Cache
 from support import copy_project
 
@@ -144,15 +145,15 @@ STEPS = {
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import generator.build as B
+    import generator.output as O
     step, mode, out = sys.argv[1:4]
     if mode == "fallback":
-        B._exchange = lambda a, b: False
+        O._exchange = lambda a, b: False
     def checkpoint(name):
         if name == step:
             os.kill(os.getpid(), signal.SIGKILL)
-    B._checkpoint = checkpoint
-    B.write_atomically({NEW!r}, Path(out))
+    O._checkpoint = checkpoint
+    O.write_atomically({NEW!r}, Path(out))
 """).replace("{NEW!r}", repr(NEW))
 
 
@@ -160,7 +161,7 @@ def test_the_kernel_here_swaps_folders_in_one_step(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "from-a").touch()
-    if not B._exchange(tmp_path / "a", tmp_path / "b"):
+    if not O._exchange(tmp_path / "a", tmp_path / "b"):
         pytest.skip("no renameat2(RENAME_EXCHANGE) here: only the two-rename fallback is tested")
     assert os.listdir(tmp_path / "b") == ["from-a"] and os.listdir(tmp_path / "a") == []
 
@@ -168,18 +169,18 @@ def test_the_kernel_here_swaps_folders_in_one_step(tmp_path):
 @pytest.mark.parametrize("mode,step", [(m, s) for m, steps in STEPS.items() for s in steps])
 def test_a_build_killed_at_any_step_of_the_write_leaves_a_whole_build(mode, step, tmp_path):
     out = tmp_path / "build"
-    B.write_atomically(OLD, out)
-    if mode == "exchange" and not B._exchange(out, out):
+    O.write_atomically(OLD, out)
+    if mode == "exchange" and not O._exchange(out, out):
         pytest.skip("no renameat2(RENAME_EXCHANGE) here")
     done = subprocess.run([sys.executable, "-c", KILLED_WRITER, step, mode, str(out)], capture_output=True, text=True)
     assert done.returncode == -signal.SIGKILL, done.stderr
     if mode == "exchange":  # one step: build/ is whole at every instant, even before anything recovers it
         assert tree(out) in (OLD, NEW)
-    B.recover(out)  # what the next build does first
+    O.recover(out)  # what the next build does first
     assert tree(out) in (OLD, NEW)
     if step in ("staging", "writing", "written", "moved-aside"):
         assert tree(out) == OLD
-    B.write_atomically(NEWER, out)  # the next build succeeds and leaves nothing beside build/
+    O.write_atomically(NEWER, out)  # the next build succeeds and leaves nothing beside build/
     assert tree(out) == NEWER
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]
 
@@ -187,9 +188,9 @@ def test_a_build_killed_at_any_step_of_the_write_leaves_a_whole_build(mode, step
 def test_a_build_killed_between_the_fallbacks_two_renames_gets_its_old_tree_back(tmp_path):
     """The case from the issue: no build/ at all, and the next build deleted .build-old-* instead."""
     out = tmp_path / "build"
-    B.write_atomically(OLD, out)
+    O.write_atomically(OLD, out)
     done = subprocess.run([sys.executable, "-c", KILLED_WRITER, "moved-aside", "fallback", str(out)])
     assert done.returncode == -signal.SIGKILL and not out.exists()
     assert [p.name.startswith(".build-old-") for p in tmp_path.iterdir()].count(True) == 1
-    B.recover(out)
+    O.recover(out)
     assert tree(out) == OLD

@@ -161,6 +161,9 @@ LAYERS = {  # module -> the generator modules it may import
     "lean_matplotlib": set(),  # matplotlib imported without its property docstrings
     "figures": {"lean_matplotlib", "palette"},
     "figure_registry": {"cache", "facts", "figures"},
+    "report": {"errors"},  # what a build reports; a failure as one line
+    "workers": {"cache", "facts", "figure_registry", "figures", "report"},  # the figure stage and its processes
+    "output": {"report", "uptodate"},  # the atomic write
 }
 
 

@@ -344,7 +344,7 @@ def test_a_text_meant_to_sit_on_the_data_may():
 def test_a_colliding_figure_stops_the_build_with_one_line_naming_the_figure():
     from types import SimpleNamespace
 
-    from generator.build import draw
+    from generator.workers import draw
 
     def collide(name):
         return figures.Figure(name, figures._render(name, planted), "alt", "caption")

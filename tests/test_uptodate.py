@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator import build as B
+from generator import output as O
 from generator import uptodate as U
 from generator.cache import ENV_DIR, Cache
 from support import copy_project
@@ -296,9 +297,9 @@ def test_unchanged_output_files_are_hard_linked_and_the_previous_build_is_never_
     out = tmp_path / "build"
     files = {"index.html": b"one", "figures/manifest.json": b"{}", "assets/big.txt": b"x" * 100_000}
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    B.write_atomically(files, out)
+    O.write_atomically(files, out)
     first = {name: os.stat(out / name) for name in files}
-    B.write_atomically({**files, "index.html": b"two"}, out)
+    O.write_atomically({**files, "index.html": b"two"}, out)
     assert os.stat(out / "assets" / "big.txt").st_ino == first["assets/big.txt"].st_ino
     assert os.stat(out / "index.html").st_ino != first["index.html"].st_ino
     assert tree(out) == {**files, "index.html": b"two"}
@@ -306,7 +307,7 @@ def test_unchanged_output_files_are_hard_linked_and_the_previous_build_is_never_
     # another date: the previous build's file would need a new date, so it is written, not linked
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
     kept = os.stat(out / "assets" / "big.txt")
-    B.write_atomically(files, out)
+    O.write_atomically(files, out)
     assert os.stat(out / "assets" / "big.txt").st_ino != kept.st_ino
     assert os.stat(out / "assets" / "big.txt").st_mtime_ns == 1800000000 * 10**9
 
@@ -314,10 +315,10 @@ def test_unchanged_output_files_are_hard_linked_and_the_previous_build_is_never_
 def test_a_failed_write_leaves_the_previous_builds_bytes_and_dates(tmp_path):
     out = tmp_path / "build"
     files = {"index.html": b"one", "figures/manifest.json": b"{}", "assets/big.txt": b"x" * 1000}
-    B.write_atomically(files, out)
+    O.write_atomically(files, out)
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns, p.stat().st_nlink) for p in out.rglob("*") if p.is_file()}
     with pytest.raises(B.BuildError):
-        B.write_atomically({**files, "zz/../../escape.txt": b"no"}, out)  # after the others are linked
+        O.write_atomically({**files, "zz/../../escape.txt": b"no"}, out)  # after the others are linked
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns, p.stat().st_nlink) for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]
@@ -341,7 +342,7 @@ def test_a_new_file_matching_a_corpus_glob_outside_data_is_seen(tmp_path):
     start, end = text.index("  prose:\n"), text.index("  code:\n")
     site.write_text(text[:start] + "  prose:\n    files: ../../corpus/*.txt\n" + text[end:], encoding="utf-8")
     out = tmp_path / "out"
-    staged = B.write_atomically({"index.html": b"x", "figures/manifest.json": b"{}"}, out)
+    staged = O.write_atomically({"index.html": b"x", "figures/manifest.json": b"{}"}, out)
     time.sleep(U.RACY_NS / 1e9 * 2)
     before = U.snapshot(str(root))
     used: dict[str, bytes] = {}
