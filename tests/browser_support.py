@@ -69,23 +69,34 @@ def chromium():
 
 
 @contextlib.contextmanager
-def shared_tab(browser, *, timeout_ms: int = 5000):
-    """One tab that a module's tests take turns in (see `turn`).
+def shared_tab(browser, *, timeout_ms: int = 5000, console: tuple[str, ...] = ("error", "warning")):
+    """One tab that a module's tests take turns in (see `turn`), recording what its pages do.
 
     Opening a tab costs Chromium a renderer process and an empty HTTP cache, about four times the
     CPU of navigating one already open; the site keeps nothing in the browser between pages (no
-    storage, no service worker), so a navigation leaves nothing behind for the next test.
+    storage, no service worker), so a navigation leaves nothing behind for the next test. The tab
+    keeps pg.problems (console messages of the `console` levels, uncaught errors), pg.requested
+    (every URL asked for) and pg.responses; `turn` empties them.
     """
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(timeout_ms)
     try:
-        yield context.new_page()
+        pg = context.new_page()
+        pg.problems, pg.requested, pg.responses = [], [], []
+        pg.on("console", lambda m: m.type in console and pg.problems.append(f"{m.type}: {m.text}"))
+        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+        pg.on("request", lambda r: pg.requested.append(r.url))
+        pg.on("response", lambda r: pg.responses.append(r))
+        yield pg
     finally:
         context.close()
 
 
 def turn(pg, viewport: dict | None = None) -> None:
-    """Make the shared tab as a new one would be: blank, at its width, with no media emulated."""
+    """Make the shared tab as a new one would be: blank, at its width, with no media emulated and
+    nothing recorded."""
     pg.goto("about:blank")
     pg.set_viewport_size(viewport or {"width": 1280, "height": 900})
     pg.emulate_media(color_scheme="no-override", reduced_motion="no-override")
+    for recorded in (pg.problems, pg.requested, pg.responses):
+        recorded.clear()

@@ -62,14 +62,8 @@ def generate_chars():
 
 @pytest.fixture(scope="module")
 def tab(browser):
-    """The module's one tab (browser_support.shared_tab); it records console noise, every URL it asks
-    for and every response into lists each test starts empty."""
+    """The module's one tab (browser_support.shared_tab): console noise, every URL and every response."""
     with shared_tab(browser) as pg:
-        pg.problems, pg.requested, pg.responses = [], [], []
-        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-        pg.on("request", lambda r: pg.requested.append(r.url))
-        pg.on("response", lambda r: pg.responses.append(r))
         yield pg
 
 
@@ -78,8 +72,6 @@ def page(tab, origin):
     """The tab, blank and with nothing recorded yet."""
     turn(tab)
     pg = tab
-    for recorded in (pg.problems, pg.requested, pg.responses):
-        recorded.clear()
     yield pg
     assert not pg.problems, pg.problems
     outside = [u for u in pg.requested if not (u.startswith(origin + "/") or u.startswith("data:"))]
@@ -564,8 +556,6 @@ def test_the_page_works_from_file_urls(browser, site):
 def first_visit(browser):
     """A tab of its own, with an empty HTTP cache: what a reader's first visit downloads."""
     with shared_tab(browser) as pg:
-        pg.responses = []
-        pg.on("response", lambda r: pg.responses.append(r))
         yield pg
 
 

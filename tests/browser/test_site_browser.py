@@ -32,10 +32,6 @@ def real_origin(site_dir):
 def tab(browser):
     """The module's one tab (browser_support.shared_tab), recording console noise and every URL it asks for."""
     with shared_tab(browser) as pg:
-        pg.problems, pg.requested = [], []
-        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-        pg.on("request", lambda r: pg.requested.append(r.url))
         yield pg
 
 
@@ -44,8 +40,6 @@ def page(tab, origin):
     """The tab, blank and with nothing recorded yet."""
     turn(tab)
     pg = tab
-    for recorded in (pg.problems, pg.requested):
-        recorded.clear()
     yield pg
     assert not pg.problems, pg.problems
     outside = [u for u in pg.requested if not (u.startswith("http://127.0.0.1:") or u.startswith("data:"))]

@@ -20,10 +20,7 @@ def origin(site_dir):
 @pytest.fixture(scope="module")
 def tab(browser):
     """The module's one tab (browser_support.shared_tab), recording script errors."""
-    with shared_tab(browser) as pg:
-        pg.problems = []
-        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-        pg.on("console", lambda m: m.type == "error" and pg.problems.append(m.text))
+    with shared_tab(browser, console=("error",)) as pg:
         yield pg
 
 
@@ -31,7 +28,6 @@ def tab(browser):
 def page(tab, origin):
     turn(tab)
     pg = tab
-    pg.problems.clear()
     pg.goto(f"{origin}/draft-and-verify.html")
     pg.wait_for_selector(".stepper.is-enhanced")
     yield pg

@@ -33,9 +33,6 @@ def origin(site_dir):
 def tab(browser, origin):
     """The module's one tab (browser_support.shared_tab), recording console noise."""
     with shared_tab(browser, timeout_ms=10000) as pg:  # generous: the machine may be busy with other builds
-        pg.problems = []
-        pg.on("console", lambda m: m.type in ("error", "warning") and pg.problems.append(f"{m.type}: {m.text}"))
-        pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
         pg.origin = origin
         yield pg
 
@@ -44,7 +41,6 @@ def tab(browser, origin):
 def page(tab):
     turn(tab)
     pg = tab
-    pg.problems.clear()
     yield pg
     assert not pg.problems, pg.problems
 
