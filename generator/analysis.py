@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from math import exp, lgamma, log
+from math import exp, lgamma, log, nan
 from typing import TYPE_CHECKING
 
 from .engine import Row, excess, overlap, run_round
@@ -150,7 +150,8 @@ def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess)
 
 
 def _floats(rows: Sequence[Row]) -> np.ndarray:
-    return np.array([[float(p) for p in row] for row in rows], dtype=np.float64)
+    """Fractions (or ints) as the nearest floats: true division of integers rounds correctly, as float() does."""
+    return np.array([[x.numerator / x.denominator for x in row] for row in rows], dtype=np.float64)
 
 
 CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
@@ -331,17 +332,25 @@ class _Tables:
         self.breaks, self.codes, self.ambiguous = breaks, codes, ambiguous
         rows = len(breaks)
         scaled = breaks * CELLS  # exact: CELLS is a power of two
-        # breakpoints at or left of cell c's left edge c / CELLS: those with ceil(b * CELLS) <= c
-        first = np.minimum(np.ceil(scaled).astype(np.intp), CELLS) + (CELLS + 1) * np.arange(rows)[:, None]
-        at_or_left = np.bincount(first.ravel(), minlength=rows * (CELLS + 1)).reshape(rows, CELLS + 1)
-        self.table = codes[np.cumsum(at_or_left[:, :CELLS], axis=1)]
+        # break j lies at or left of cell c's left edge c / CELLS from c = ceil(b_j * CELLS) on, so (the breaks
+        # being sorted) a row's table is codes[0] up to that cell for break 0, codes[1] up to break 1's, ...
+        bounds = np.zeros((rows, breaks.shape[1] + 2), dtype=np.intp)
+        np.minimum(np.ceil(scaled), CELLS, out=bounds[:, 1:-1], casting="unsafe")
+        bounds[:, -1] = CELLS
+        runs = bounds[:, 1:] - bounds[:, :-1]
+        self.table = np.repeat(np.concatenate([codes] * rows), runs.ravel()).reshape(rows, CELLS)
         inside = np.floor(scaled).astype(np.intp)  # the cell holding b inside, unless b is its left edge
         row, column = np.nonzero((inside < CELLS) & (inside < scaled))
         self.table[row, inside[row, column]] = ambiguous
         self.flat = self.table.ravel()
+        self.exact = [True] * rows  # row r has no AMBIGUOUS cell: its lookups need no settling
+        for r in set(row.tolist()):
+            self.exact[r] = False
 
     def settle(self, out: np.ndarray, u: np.ndarray, row: int | np.ndarray) -> None:
         """Replace the AMBIGUOUS entries of out (looked up from u in `row`) by the exact search."""
+        if self.exact[row] if np.isscalar(row) else all(self.exact):
+            return
         where = np.flatnonzero(out == self.ambiguous)
         if not where.size:
             return
@@ -398,7 +407,7 @@ class RoundSimulator:
         for i in range(k):
             codes = out[i]
             np.multiply(u[i], np.float32(CELLS), out=cells, casting="unsafe")  # truncation: the cell index
-            np.take(tables[i], cells, out=codes)
+            np.take(tables[i], cells, out=codes, mode="clip")  # cells are in range; "raise" would copy out first
             self.proposal.settle(codes, u[i], i)
             np.bitwise_or(codes, gone, out=codes)
             np.less(codes, reject, out=flag)  # accepted, in a round still going
@@ -411,7 +420,7 @@ class RoundSimulator:
         rows = _buffer("rows", (rounds,), np.intp)
         np.left_shift(stop, CELLS.bit_length() - 1, out=rows, dtype=np.intp)  # stop * CELLS
         np.bitwise_or(cells, rows, out=cells)
-        np.take(self.final.flat, cells, out=final)
+        np.take(self.final.flat, cells, out=final, mode="clip")
         self.final.settle(final, u[k], stop)
         # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
         rejected = _buffer("replaced", (k, rounds), bool)
@@ -504,82 +513,117 @@ def error_checkpoints(samples: int) -> list[int]:
 def position_check(position: int, tokens: np.ndarray, expected: Sequence[Fraction]) -> PositionCheck:
     """Compare the committed tokens at one position with the target row they should follow."""
     points = error_checkpoints(len(tokens))
-    prefix = [np.bincount(tokens[:m], minlength=len(expected)) for m in points]
+    prefix = [np.bincount(tokens[:m], minlength=len(expected)).tolist() for m in points]
     return check_from_counts(position, points, prefix, expected)
 
 
-def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[np.ndarray],
+def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Sequence[int]],
                       expected: Sequence[Fraction]) -> PositionCheck:
-    """The check from the token counts among the first m samples, for each m of error_checkpoints(n)."""
-    size = len(expected)
-    p = np.array([float(x) for x in expected])
-    counts = prefix[-1][:size]
+    """The check from prefix[j][x], token x's count among the first points[j] samples (points: error_checkpoints(n)).
+
+    In plain Python: a handful of tokens and checkpoints cost less this way than as numpy arrays.
+    """
+    p = [x.numerator / x.denominator for x in expected]  # Fractions or ints: correctly rounded, as float() is
     n = int(points[-1])
-    freq = counts / n
-    support = p > 0
-    stray = int(counts[~support].sum())
-    chi = float((((counts - n * p) ** 2)[support] / (n * p[support])).sum())
-    dof = int(support.sum()) - 1
+    counts = [int(c) for c in prefix[-1][:len(p)]]
+    if n == 0:  # no round reached this position: nothing to compare, every statistic is undefined
+        dof = sum(1 for q in p if q > 0) - 1
+        return PositionCheck(position, 0, tuple(counts), (nan,) * len(p), nan, nan, dof, 1.0, ((0, nan),))
+    freq = [c / n for c in counts]
+    stray = sum(c for c, q in zip(counts, p) if q == 0)
+    chi = sum((c - n * q) ** 2 / (n * q) for c, q in zip(counts, p) if q > 0)
+    dof = sum(1 for q in p if q > 0) - 1
     pval = 0.0 if stray else chi_square_p_value(chi, dof)
-    seen = np.array(points, dtype=np.float64)[:, None]
-    distance = 0.5 * np.abs(np.stack([c[:size] for c in prefix]) / seen - p).sum(axis=1)
-    curve = tuple(zip((int(m) for m in points), distance.tolist()))
+    curve = tuple((int(m), 0.5 * sum(abs(c / m - q) for c, q in zip(row, p))) for m, row in zip(points, prefix))
     return PositionCheck(
-        position, n, tuple(int(c) for c in counts), tuple(float(f) for f in freq),
-        float(0.5 * np.abs(freq - p).sum()), chi, dof, pval, curve,
+        position, n, tuple(counts), tuple(freq), 0.5 * sum(abs(f - q) for f, q in zip(freq, p)),
+        chi, dof, pval, curve,
     )
 
 
 BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
+FEW_TOKENS = 16  # up to this many tokens (8-bit codes), every position is counted at once; past it, one by one
+_BYTES = [np.uint64(m) for m in (0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF)]
 
 
-def _count(codes: np.ndarray, dead: int, vocab: int) -> np.ndarray:
-    """How often each value below DEAD occurs in codes (values from vocab up are zero there)."""
-    if len(codes) < 8 * BLOCK or vocab > 16:
-        wide = _buffer("wide", codes.shape, np.intp)
-        np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
-        return np.bincount(wide, minlength=dead)[:dead]
-    # a long stretch over a few tokens: one compare and one count per token beat bincount's two passes
-    flag = _buffer("equal", codes.shape, bool)
-    counts = np.zeros(dead, dtype=np.intp)
-    for x in range(vocab):
-        np.equal(codes, codes.dtype.type(x), out=flag)
-        counts[x] = np.count_nonzero(flag)
-    return counts
+def _byte_sums(words: np.ndarray) -> np.ndarray:
+    """The sum of the 8 bytes of each uint64, as int64, by adding neighbouring lanes in place (bytes, then pairs, ...)."""
+    for shift, mask in zip((8, 16, 32), _BYTES):
+        words = (words & mask) + ((words >> np.uint64(shift)) & mask)
+    return words.view(np.int64)
 
 
-def _position_counts(codes: np.ndarray, dead: int, vocab: int, all_reached: bool) -> tuple[list[int], list[np.ndarray]]:
-    """(checkpoints, cumulative counts at each) for one position's codes, every round counted once.
+def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tuple[list[int], list[list[int]]]]:
+    """For each position (row of codes): its checkpoints and the token counts among its first m samples at each.
 
-    The rounds are cut where the m-th round that reached the position ends, for each checkpoint m,
-    and each stretch is counted once; stopped rounds land in bins at DEAD and above, never read.
-    The cut is found from per-block counts of reached rounds, then inside one block.
+    A position's samples are the rounds that reached it, in order; its checkpoint m ends with the
+    round that brought its m-th sample. Every count comes from 0/1 flags (is token x, for all tokens
+    but the last, and reached), eight to a 64-bit word: summing a block's 128 words adds each byte lane
+    at most 128, so no lane overflows, and the bytes of the sum are then added up. That gives each
+    flag's count per block of BLOCK rounds; a checkpoint's block is found from the reached counts, and
+    the part of that block up to the checkpoint's round is summed the same way. The last token's count
+    is what the reached rounds leave. A few large array operations per case, not a few per checkpoint.
+    """
+    positions, rounds = codes.shape
+    blocks = -(-rounds // BLOCK)
+    flags = _buffer("flags", (positions, vocab, blocks * BLOCK), bool)  # [:, x] is token x, [:, vocab - 1] reached
+    flags[:, :, rounds:] = False
+    np.equal(codes[:, None, :], np.arange(vocab - 1, dtype=codes.dtype)[:, None], out=flags[:, :vocab - 1, :rounds])
+    np.less(codes, codes.dtype.type(dead), out=flags[:, vocab - 1, :rounds])
+    words = flags.view(np.uint64).reshape(positions * vocab, -1)
+    per_block = _byte_sums(np.add.reduceat(words, np.arange(0, words.shape[1], BLOCK // 8), axis=1))
+    per_block = per_block.reshape(positions, vocab, blocks)
+    before = np.zeros((positions, vocab, blocks + 1), dtype=np.int64)  # [i, x, b]: count in blocks before b
+    np.cumsum(per_block, axis=2, out=before[:, :, 1:])
+    totals = before[:, :, -1].tolist()
+    points = [error_checkpoints(t[-1]) for t in totals]
+    position = np.array([i for i in range(positions) for _ in points[i][:-1]], dtype=np.intp)
+    need = np.array([m for p in points for m in p[:-1]], dtype=np.int64)
+    reached = before[:, vocab - 1]
+    block = np.count_nonzero(reached[position] < need[:, None], axis=1) - 1  # reached[i, b] < m <= reached[i, b + 1]
+    grid = flags.reshape(positions, vocab, blocks, BLOCK)
+    hits = np.flatnonzero(grid[position, vocab - 1, block])  # reached rounds in those blocks, block after block
+    inside = per_block[position, vocab - 1, block]
+    column = hits[np.cumsum(inside) - inside + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
+    part = grid[position, :vocab - 1, block]
+    part &= (np.arange(BLOCK) <= column[:, None])[:, None, :]  # up to the checkpoint's round
+    some = (before[position, :vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
+    result, j = [], 0
+    for i in range(positions):
+        prefix = []
+        for m in points[i][:-1]:
+            prefix.append([*some[j], m - sum(some[j])])
+            j += 1
+        prefix.append([*totals[i][:-1], totals[i][-1] - sum(totals[i][:-1])])
+        result.append((points[i], prefix))
+    return result
+
+
+def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int], list[list[int]]]:
+    """One position's checkpoints and counts as _counts_at_checkpoints gives them, for codes of any width.
+
+    The checkpoint's round is found from per-block counts of reached rounds, then inside its block;
+    each stretch between checkpoints is counted once with np.bincount.
     """
     rounds = len(codes)
-    if all_reached:
-        n = rounds
-    else:
-        flag = _buffer("reached", (rounds,), bool)
-        np.less(codes, codes.dtype.type(dead), out=flag)
-        full = rounds // BLOCK * BLOCK
-        per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
-        cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
-        n = int(cumulative[-1])
-    points = error_checkpoints(n)
-    running, prefix, begin = np.zeros(dead, dtype=np.intp), [], 0
-    for m in points:
-        if m == n:
-            end = rounds
-        elif all_reached:
-            end = m
-        else:
-            block = int(np.searchsorted(cumulative, m))  # the first block by whose end m rounds reached it
-            before = int(cumulative[block - 1]) if block else 0
-            inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
-            end = block * BLOCK + int(inside[m - before - 1]) + 1
-        running = running + _count(codes[begin:end], dead, vocab)
-        prefix.append(running)
-        begin = end
+    flag = _buffer("reached", (rounds,), bool)
+    np.less(codes, codes.dtype.type(dead), out=flag)
+    full = rounds // BLOCK * BLOCK
+    per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
+    cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
+    points = error_checkpoints(int(cumulative[-1]))
+    ends = []
+    for m, block in zip(points, np.searchsorted(cumulative, points[:-1]).tolist()):
+        before = int(cumulative[block - 1]) if block else 0
+        inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
+        ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
+    ends.append(rounds)
+    wide = _buffer("wide", codes.shape, np.intp)
+    np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
+    running, prefix = np.zeros(vocab, dtype=np.intp), []
+    for start, end in zip([0, *ends[:-1]], ends):
+        running = running + np.bincount(wide[start:end], minlength=dead)[:vocab]
+        prefix.append(running.tolist())
     return points, prefix
 
 
@@ -593,11 +637,11 @@ def convergence(
     """Per position, the committed token's histogram among rounds that reached it, against the target."""
     sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
     codes = sim.run(rounds, rng, keep=False)
-    checks = []
-    for i in range(len(target_rows)):
-        points, prefix = _position_counts(codes[i], sim.dead, sim.vocab, i == 0)
-        checks.append(check_from_counts(i + 1, points, prefix, target_rows[i]))
-    return tuple(checks)
+    if sim.vocab <= FEW_TOKENS:
+        counts = _counts_at_checkpoints(codes, sim.dead, sim.vocab)
+    else:
+        counts = [_position_counts(row, sim.dead, sim.vocab) for row in codes]
+    return tuple(check_from_counts(i + 1, points, prefix, target_rows[i]) for i, (points, prefix) in enumerate(counts))
 
 
 def random_profile(

@@ -260,3 +260,39 @@ def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():
     whole = A.convergence_suite(cases, 2000, 11)
     assert A.convergence_suite(cases[:2], 2000, 11) + A.convergence_suite(cases[2:], 2000, 11, first=2) == whole
     assert A.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters
+
+
+def plain_checkpoint_counts(row, dead, vocab):
+    """The reference: the reached rounds' tokens in order, counted afresh up to every checkpoint."""
+    tokens = row[row < dead].astype(np.intp)
+    points = A.error_checkpoints(len(tokens))
+    return points, [np.bincount(tokens[:m], minlength=vocab).tolist() for m in points]
+
+
+@pytest.mark.parametrize("vocab, rounds", [(6, 50_001), (2, 4_099), (16, 1_031), (1, 300)])
+def test_checkpoint_counts_by_blocks_equal_a_plain_count_of_every_prefix(vocab, rounds):
+    # positions reached by every round, by half, by a few (fewer than one block holds) and by none; a round
+    # count that fills neither a last block nor a last 64-bit word; stopped rounds read DEAD or more
+    rng = np.random.default_rng(vocab + rounds)
+    dead = 128
+    codes = rng.integers(0, vocab, size=(4, rounds)).astype(np.uint8)
+    for i, share in enumerate((1.0, 0.5, 300 / rounds, 0.0)):
+        gone = rng.random(rounds) >= share
+        codes[i, gone] = dead + rng.integers(0, 100, size=int(gone.sum()))
+    expected = [plain_checkpoint_counts(row, dead, vocab) for row in codes]
+    assert A._counts_at_checkpoints(codes, dead, vocab) == expected
+    assert [A._position_counts(row, dead, vocab) for row in codes] == expected  # the path for wide vocabularies
+    # the comparison can fail: one token moved inside the first checkpoint changes its counts
+    codes[0, 0] = (codes[0, 0] + 1) % max(vocab, 2) if vocab > 1 else dead
+    assert A._counts_at_checkpoints(codes, dead, vocab) != expected
+
+
+def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics():
+    # a draft that never agrees with the target stops every round at its first proposal
+    target = ((F(1), F(0)),) * 3
+    drafts = ((F(0), F(1)),) * 2
+    first, second, third = A.convergence(target, drafts, 3000, np.random.default_rng(0))
+    assert first.samples == 3000 and first.counts == (3000, 0) and first.total_variation == 0.0
+    for check in (second, third):
+        assert check.samples == 0 and check.counts == (0, 0) and check.p_value == 1.0
+        assert np.isnan(check.total_variation) and check.error_curve[0][0] == 0 and np.isnan(check.error_curve[0][1])
