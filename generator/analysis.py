@@ -543,12 +543,13 @@ def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Seq
 
 BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
 FEW_TOKENS = 16  # up to this many tokens (8-bit codes), every position is counted at once; past it, one by one
-_BYTES = [np.uint64(m) for m in (0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF)]
+_LANES = ((8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF))
 
 
 def _byte_sums(words: np.ndarray) -> np.ndarray:
-    """The sum of the 8 bytes of each uint64, as int64, by adding neighbouring lanes in place (bytes, then pairs, ...)."""
-    for shift, mask in zip((8, 16, 32), _BYTES):
+    """The sum of the 8 bytes of each uint64, as int64, by adding neighbouring lanes (bytes, then pairs, ...)."""
+    for shift, mask in _LANES:
+        mask = np.uint64(mask)
         words = (words & mask) + ((words >> np.uint64(shift)) & mask)
     return words.view(np.int64)
 
