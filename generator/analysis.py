@@ -562,18 +562,24 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     but the last, and reached), eight to a 64-bit word: summing a block's 128 words adds each byte lane
     at most 128, so no lane overflows, and the bytes of the sum are then added up. That gives each
     flag's count per block of BLOCK rounds; a checkpoint's block is found from the reached counts, and
-    the part of that block up to the checkpoint's round is summed the same way. The last token's count
-    is what the reached rounds leave. A few large array operations per case, not a few per checkpoint.
+    the part of that block up to the checkpoint's round is flagged and summed the same way, every
+    checkpoint's at once. The last token's count is what the reached rounds leave. A few array
+    operations per position and per case, not a few per checkpoint and token.
     """
     positions, rounds = codes.shape
     blocks = -(-rounds // BLOCK)
-    flags = _buffer("flags", (positions, vocab, blocks * BLOCK), bool)  # [:, x] is token x, [:, vocab - 1] reached
-    flags[:, :, rounds:] = False
-    np.equal(codes[:, None, :], np.arange(vocab - 1, dtype=codes.dtype)[:, None], out=flags[:, :vocab - 1, :rounds])
-    np.less(codes, codes.dtype.type(dead), out=flags[:, vocab - 1, :rounds])
-    words = flags.view(np.uint64).reshape(positions * vocab, -1)
-    per_block = _byte_sums(np.add.reduceat(words, np.arange(0, words.shape[1], BLOCK // 8), axis=1))
-    per_block = per_block.reshape(positions, vocab, blocks)
+    padded = _buffer("padded", (positions, blocks * BLOCK), codes.dtype)  # whole blocks: the tail reads DEAD
+    padded[:, rounds:] = dead
+    padded[:, :rounds] = codes
+    tokens = np.arange(vocab - 1, dtype=codes.dtype)[:, None]
+    flags = _buffer("flags", (vocab, blocks * BLOCK), bool)  # one position at a time, so it stays in cache
+    starts = np.arange(0, blocks * BLOCK // 8, BLOCK // 8)
+    per_block = np.empty((positions, vocab, blocks), dtype=np.uint64)  # [i, x, b]; x = vocab - 1: reached
+    for i in range(positions):
+        np.equal(padded[i], tokens, out=flags[:vocab - 1])
+        np.less(padded[i], dead, out=flags[vocab - 1])
+        np.add.reduceat(flags.view(np.uint64), starts, axis=1, out=per_block[i])
+    per_block = _byte_sums(per_block)
     before = np.zeros((positions, vocab, blocks + 1), dtype=np.int64)  # [i, x, b]: count in blocks before b
     np.cumsum(per_block, axis=2, out=before[:, :, 1:])
     totals = before[:, :, -1].tolist()
@@ -582,12 +588,12 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     need = np.array([m for p in points for m in p[:-1]], dtype=np.int64)
     reached = before[:, vocab - 1]
     block = np.count_nonzero(reached[position] < need[:, None], axis=1) - 1  # reached[i, b] < m <= reached[i, b + 1]
-    grid = flags.reshape(positions, vocab, blocks, BLOCK)
-    hits = np.flatnonzero(grid[position, vocab - 1, block])  # reached rounds in those blocks, block after block
-    inside = per_block[position, vocab - 1, block]
-    column = hits[np.cumsum(inside) - inside + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
-    part = grid[position, :vocab - 1, block]
-    part &= (np.arange(BLOCK) <= column[:, None])[:, None, :]  # up to the checkpoint's round
+    inside = padded.reshape(positions, blocks, BLOCK)[position, block]  # (checkpoints, BLOCK) codes
+    hits = np.flatnonzero(inside < dead)  # reached rounds in those blocks, block after block
+    count = per_block[position, vocab - 1, block]
+    column = hits[np.cumsum(count) - count + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
+    inside = np.where(np.arange(BLOCK) <= column[:, None], inside, dead)  # up to the checkpoint's round
+    part = np.equal(inside[:, None, :], tokens)  # (checkpoints, vocab - 1, BLOCK)
     some = (before[position, :vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
     result, j = [], 0
     for i in range(positions):
