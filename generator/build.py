@@ -753,9 +753,13 @@ def numbers_stage(
     root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
 ) -> tuple[dict[str, bytes], RenderInputs]:
     """Facts, figures, the card and the playground: the output files they make and what pages read of them."""
-    config, profiles = report.timed("load", lambda: load_inputs(root))
-    stage = FigureStage(cache, workers or config.build.workers, progress)
+    stage = FigureStage(cache, workers or read_config(root / "data" / "site.yaml").build.workers, progress)
+    if not never_drawn(cache):  # an edit to what the numbers come from: a figure or two will likely be drawn
+        import numpy  # noqa: F401  (both processes need it: imported once, before the fork)
+
+        stage.prewarm()  # again, so one worker imports matplotlib while this process loads and analyses
     try:
+        config, profiles = report.timed("load", lambda: load_inputs(root))
         cold = not cache.has("facts", facts_key(config)) and never_drawn(cache)
         # on a cold build a helper process analyses (and others train and measure the playground) while
         # this one imports matplotlib, once, for the figure workers forked after the analysis
@@ -765,8 +769,6 @@ def numbers_stage(
             report.timed("figures", stage.prepare)
             if progress:
                 progress("analysis", 0, 0)
-        elif not cache.has("facts", facts_key(config)):
-            stage.prewarm()  # an edit to what the facts come from: a figure or two are likely to be drawn again
         facts, numbers = report.timed("analysis", lambda: analysing.result() if analysing is not None
                                       else analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
