@@ -148,6 +148,9 @@ def test_the_other_shipped_profile_can_be_picked(page, tmp_path):
 def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page, tmp_path):
     open_editor(page)
     page.click('[data-position="1"]')  # position 2
+    # a busy machine may run the click's handler after Playwright returns: filling a cell before it ran
+    # edits position 1 instead (its row then sums to 1/2)
+    wait_until(page, "() => document.querySelector('[data-position=\"1\"]').getAttribute('aria-pressed') === 'true'")
     before = readouts(page)
     cell(page, "target", "the").fill("0")
     assert "target row 2 sums to 7/8, not 1" in error_text(page)
@@ -176,7 +179,7 @@ def test_moving_probability_between_tokens_keeps_the_row_summing_to_one(page, tm
     assert_matches_engine(page, tmp_path)
     for _ in range(6):  # 5/16 left on "the": five more moves, then it refuses
         page.click('[data-wi="move"]')
-    assert "less than the step" in page.locator('[data-wi="move-status"]').text_content()
+    wait_until(page, "() => document.querySelector('[data-wi=\"move-status\"]').textContent.includes('less than the step')")
     assert cell(page, "draft", "the").input_value() == "0"
     assert "proposal 1, \u201cthe\u201d, has probability 0 in draft row 1" in error_text(page)
     assert current_state(page)["draft"][0][0] == "1/16", "the address keeps the last valid state"
@@ -266,11 +269,12 @@ def test_keyboard_alone_edits_a_cell_moves_probability_and_hears_the_result(page
     else:
         pytest.fail("Tab never reached the first probability cell")
     page.keyboard.press("ArrowDown")  # 1/2 -> 3/8: the row now sums to 7/8
-    assert first_cell.input_value() == "3/8"
+    wait_until(page, "() => document.activeElement.value === '3/8'")  # the key's handler may run a moment later
     assert "target row 1 sums to 7/8, not 1" in error_text(page)
     page.keyboard.press("Tab")  # the draft cell of the same token
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("ArrowUp")  # back to 1/2
+    wait_until(page, "() => document.activeElement.value === '1/2'")
     assert error_text(page) == ""
     # Into the Move control: Tab until its button, choosing from and to on the way with the keyboard.
     for _ in range(80):
@@ -281,6 +285,7 @@ def test_keyboard_alone_edits_a_cell_moves_probability_and_hears_the_result(page
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.dataset.wi") == "move"
     page.keyboard.press("Enter")
+    wait_until(page, "() => document.querySelector('[data-wi=\"move-status\"]').textContent.startsWith('Moved')")
     state = current_state(page)
     assert state["target"][0][0] == "3/8" and state["target"][0][2] == "1/8"
     got = assert_matches_engine(page, tmp_path)
