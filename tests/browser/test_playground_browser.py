@@ -418,7 +418,9 @@ def test_greedy_mode_matches_the_target_alone_character_for_character(page, orig
     assert speculative == shown_prompt + generated and shown_prompt == prompt
     check_counts(page, prompt, generated, k_value(page))
     expect(page.locator("#pg-live")).to_contain_text("Greedy output is identical to the target alone.")
+    rounds_before = page.locator("#pg-rounds > li").count()
     page.click("#pg-step")
+    expect(page.locator("#pg-rounds > li")).to_have_count(rounds_before + 1)  # the step's handler has run
     speculative, alone = page.locator("#pg-greedy pre.pg-sample").all_text_contents()
     assert speculative == alone and len(speculative) > len(prompt + generated)
     page.get_by_label("Sampling").check()
