@@ -150,8 +150,7 @@ def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess)
 
 
 def _floats(rows: Sequence[Row]) -> np.ndarray:
-    """Fractions (or ints) as the nearest floats: true division of integers rounds correctly, as float() does."""
-    return np.array([[x.numerator / x.denominator for x in row] for row in rows], dtype=np.float64)
+    return np.array([[float(p) for p in row] for row in rows], dtype=np.float64)
 
 
 CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
@@ -523,7 +522,7 @@ def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Seq
 
     In plain Python: a handful of tokens and checkpoints cost less this way than as numpy arrays.
     """
-    p = [x.numerator / x.denominator for x in expected]  # Fractions or ints: correctly rounded, as float() is
+    p = [float(x) for x in expected]
     n = int(points[-1])
     counts = [int(c) for c in prefix[-1][:len(p)]]
     if n == 0:  # no round reached this position: nothing to compare, every statistic is undefined

@@ -296,3 +296,12 @@ def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics
     for check in (second, third):
         assert check.samples == 0 and check.counts == (0, 0) and check.p_value == 1.0
         assert np.isnan(check.total_variation) and check.error_curve[0][0] == 0 and np.isnan(check.error_curve[0][1])
+
+
+@pytest.mark.parametrize("rounds", [1, 50, 100, 1025])
+def test_few_rounds_give_the_checks_of_the_plain_count(rounds):
+    # no checkpoint below the last, a single one, and a round count one past a block
+    target, drafts = A.random_profile(np.random.default_rng(rounds), 6, 3, F(1, 2))
+    batch = A.simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
+    plain = tuple(A.position_check(i + 1, batch.tokens[i][batch.reached[i]], target[i]) for i in range(len(target)))
+    assert A.convergence(target, drafts, rounds, np.random.default_rng(2)) == plain
