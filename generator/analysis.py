@@ -176,7 +176,7 @@ def target_rows_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
 
 if TYPE_CHECKING:  # annotations only: evaluating them would import numpy
     ReplacementRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
-    RowsAt = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+    RowsAt = Callable[[int, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
 
 
 def accept_edges(start: np.ndarray, end: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -279,34 +279,38 @@ def simulate_batch(
 ) -> Batch:
     """Many rounds at once whose rows depend on the round: a language model's rows follow its context.
 
-    rows_at(j, proposals) gives the (rounds, vocab) target and draft rows at position j once the
-    first j proposals of every round are known (proposals has shape (rounds, j)); at j = k it
-    gives the bonus rows and None. Every position's rows are asked for in every round, also in
-    rounds that stopped before it (their rows are not used).
+    rows_at(j, going, proposals) gives the target and draft rows at position j of the rounds still
+    going (going: their indices, in order), one row each, once their first j proposals are known
+    (proposals has shape (len(going), j)); at j = k it gives the bonus rows and None. A round that
+    stopped is not asked about again: its later rows could not change what it committed, and each
+    round's rows, draws and verdicts depend on that round alone, so leaving them out changes no token.
     """
     u = uniforms(rng, k, rounds).astype(np.float64)  # exact, and a copy: the buffer is reused
     proposals = np.zeros((rounds, k + 1), dtype=np.intp)  # the last column stays 0: the bonus is no proposal
     stop = np.full(rounds, k, dtype=np.intp)  # proposals accepted before the round's one rejection
     last = np.empty(rounds, dtype=np.intp)
-    going = np.ones(rounds, dtype=bool)
-    index = np.arange(rounds)
+    going = np.arange(rounds)  # the rounds with no rejection yet, in order
     for j in range(k):
-        target, draft = rows_at(j, proposals[:, :j])
+        if not going.size:
+            break
+        target, draft = rows_at(j, going, proposals[going, :j])
+        here = u[j, going]
+        index = np.arange(going.size)
         # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
         # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
         end = _cdfs(draft)
-        x = token_codes(draft.shape[1], np.intp)[_search(end, u[j])]
+        x = token_codes(draft.shape[1], np.intp)[_search(end, here)]
         start = np.where(x > 0, end[index, x - 1], 0.0)
-        rejected = u[j] >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
-        proposals[:, j] = x
-        here = going & rejected
-        stop[here] = j
-        going &= ~here
-        if here.any():
-            last[here] = _draw(replacement_rule(target[here], draft[here]), u[k, here])
-    bonus, _ = rows_at(k, proposals[:, :k])
-    if going.any():
-        last[going] = _draw(bonus[going], u[k, going])
+        rejected = here >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
+        proposals[going, j] = x
+        if rejected.any():
+            gone = going[rejected]
+            stop[gone] = j
+            last[gone] = _draw(replacement_rule(target[rejected], draft[rejected]), u[k, gone])
+            going = going[~rejected]
+    if going.size:
+        bonus, _ = rows_at(k, going, proposals[going, :k])
+        last[going] = _draw(bonus, u[k, going])
     position = np.arange(k + 1)[:, None]
     tokens = np.where(position < stop, proposals.T, 0)
     tokens[stop, np.arange(rounds)] = last

@@ -223,10 +223,10 @@ def fixed_rows_at(target_rows, draft_rows, rounds):
     draft = np.array([[float(p) for p in row] for row in draft_rows])
     k = len(draft)
 
-    def rows_at(j, proposals):
-        assert proposals.shape == (rounds, j)
-        t = np.broadcast_to(target[j], (rounds, target.shape[1]))
-        return (t, None) if j == k else (t, np.broadcast_to(draft[j], (rounds, draft.shape[1])))
+    def rows_at(j, going, proposals):
+        assert proposals.shape == (len(going), j) and (j or len(going) == rounds)  # all rounds go at position 0
+        t = np.broadcast_to(target[j], (len(going), target.shape[1]))
+        return (t, None) if j == k else (t, np.broadcast_to(draft[j], (len(going), draft.shape[1])))
 
     return rows_at
 
@@ -245,6 +245,20 @@ def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_l
             assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
     other = A.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
     assert not np.array_equal(other.tokens, fixed.tokens)
+
+
+def test_the_per_round_simulator_asks_for_rows_only_in_rounds_still_going():
+    # a round that met its rejection is not asked about again (the playground's models then build rows for
+    # the rounds still going only); what it commits is checked above against the table lookup, bit for bit
+    rng = np.random.default_rng(5)
+    target, drafts = A.random_profile(rng, 6, 4, F(1, 2), 64)
+    rows_at = fixed_rows_at(target, drafts, 3000)
+    asked = {}
+    batch = A.simulate_batch(lambda j, going, p: asked.setdefault(j, going.copy()) is not None and rows_at(j, going, p),
+                             4, 3000, np.random.default_rng(7))
+    for j in range(5):
+        assert np.array_equal(asked[j], np.flatnonzero(batch.reached[j])), j
+    assert 0 < len(asked[4]) < len(asked[1]) < len(asked[0]) == 3000  # rounds do stop: the check is not vacuous
 
 
 def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():

@@ -64,8 +64,8 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
 def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
              rng: np.random.Generator, replacement_rule=None):
     """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
-    def rows_at(j: int, proposals: np.ndarray):
-        ctx = np.concatenate([contexts, proposals], axis=1)
+    def rows_at(j: int, going: np.ndarray, proposals: np.ndarray):
+        ctx = np.concatenate([contexts[going], proposals], axis=1)
         t = temper_rows(target.rows(ctx), temperature)
         return (t, None) if j == k else (t, temper_rows(draft.rows(ctx), temperature))
 
