@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -53,4 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Exiting: the OS frees what the command made. Frozen, the interpreter's last collections skip those
+    # objects instead of walking them all (about 0.15 s after a cold build).
+    gc.freeze()
+    sys.exit(status)
