@@ -18,7 +18,9 @@ from generator.playground.ngram import (
     KINDS,
     PROSE,
     Model,
+    _gram_keys,
     encode,
+    gram_counts,
     make_corpus,
     split_held_out,
     train_export,
@@ -215,6 +217,35 @@ def test_kneser_ney_rows_follow_the_formula_on_a_tiny_text():
     b = middle["contexts"].index("b")
     start = sum(middle["followers"][:b])
     assert dict(zip(middle["next"][start:start + middle["followers"][b]], middle["counts"][start:start + middle["followers"][b]])) == {"r": 1}
+
+
+def plain_gram_counts(codes, order, base):
+    """The plain count: every window's key, then np.unique."""
+    return {g: np.unique(_gram_keys(codes, g, base), return_counts=True) for g in range(1, order + 1)}
+
+
+def same_counts(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[g][0], b[g][0]) and np.array_equal(a[g][1], b[g][1]) for g in a)
+
+
+@pytest.mark.parametrize("base, length, order", [(2, 1, 3), (3, 40, 5), (5, 2000, 6), (64, 5000, 5), (3, 4, 6), (7, 0, 2)])
+def test_counting_windows_by_their_prefixes_gives_the_plain_counts(base, length, order):
+    # the histogram of windows numbered by their prefix (gram_counts) against np.unique over every window's
+    # key, on random texts (skewed, so some windows repeat and some never occur) and texts shorter than a window
+    rng = np.random.default_rng(base * 1000 + length)
+    codes = np.minimum(rng.geometric(0.4, size=length) - 1, base - 1).astype(np.int64)
+    fast = gram_counts(codes, order, base)
+    assert same_counts(fast, plain_gram_counts(codes, order, base))
+    if length > order:  # the comparison can fail: a text with one character changed counts differently
+        codes[length // 2] = (codes[length // 2] + 1) % base
+        assert not same_counts(fast, plain_gram_counts(codes, order, base))
+
+
+def test_counting_windows_by_their_prefixes_gives_the_plain_counts_on_the_corpora(corpora, orders):
+    for kind, corpus in corpora.items():
+        codes = encode(corpus.train, corpus.vocab)
+        assert same_counts(gram_counts(codes, orders[kind].target, len(corpus.vocab)),
+                           plain_gram_counts(codes, orders[kind].target, len(corpus.vocab))), kind
 
 
 def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):

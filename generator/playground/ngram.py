@@ -55,6 +55,30 @@ def encode(text: str, vocab: str) -> np.ndarray:
     return table[points]
 
 
+def gram_counts(codes: np.ndarray, order: int, base: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """For each length g = 1 .. order, np.unique(_gram_keys(codes, g, base), return_counts=True), sooner.
+
+    Each window of g characters is numbered among the distinct windows of g - 1 characters it
+    extends: its number times base plus its last character, a histogram index below (distinct
+    windows of g - 1) * base, which stays small where base ** g would not. The distinct windows
+    come out in the order of their keys (a longer window's key is its prefix's key times base plus
+    its last character), so a histogram gives the sorted keys and their counts with no sort.
+    """
+    grams: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    ids, keys, width = np.zeros(len(codes), np.int64), np.zeros(1, np.int64), 1  # the one window of no character
+    for g in range(1, order + 1):
+        windows = ids[:len(codes) - g + 1] * base + codes[g - 1:]  # in [0, width * base)
+        counts = np.bincount(windows, minlength=width * base)
+        found = np.flatnonzero(counts > 0)  # sooner than on the counts themselves
+        keys = keys[found // base] * base + found % base
+        grams[g] = (keys, counts[found])
+        if g < order:
+            rank = np.zeros(width * base, dtype=np.int64)
+            rank[found] = np.arange(len(found))
+            ids, width = rank[windows], len(found)
+    return grams
+
+
 def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
     """Integer key of every window of `length` characters (all known), in text order."""
     n = len(codes) - length + 1
@@ -94,9 +118,8 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
     if (codes < 0).any():
         raise ValueError("the text holds characters outside the vocabulary")
     grams = {} if grams is None else grams  # (length) -> distinct keys and counts; a caller may share it
-    for g in range(1, order + 1):
-        if g not in grams:
-            grams[g] = _counted(_gram_keys(codes, g, base), base ** g)
+    if any(g not in grams for g in range(1, order + 1)):
+        grams.update(gram_counts(codes, order, base))
     levels = []
     for length in range(order):
         raw_pairs, raw_counts = grams[length + 1]  # (context, next) keys, sorted, and how often each occurs
