@@ -248,6 +248,20 @@ def test_counting_windows_by_their_prefixes_gives_the_plain_counts_on_the_corpor
                            plain_gram_counts(codes, orders[kind].target, len(corpus.vocab))), kind
 
 
+def test_rows_tempered_once_per_kept_context_equal_rows_tempered_per_round(pairs, corpora):
+    # the measurement tempers each model's table of rows once (pg.tempered); looking rows up from it must
+    # give exactly what tempering the rows looked up gives, bit for bit
+    target, draft = pairs["code"]
+    codes = encode(corpora["code"].held_out[:2000], corpora["code"].vocab)
+    windows = np.stack([codes[i - 4:i] for i in range(4, len(codes))])
+    for model in (target, draft):
+        for temperature in (1.0, 0.7, 1.6):
+            assert np.array_equal(pg.tempered(model, temperature).rows(windows), temper_rows(model.rows(windows), temperature))
+        # the comparison can fail: a transform of the whole table (not row by row) gives other rows
+        whole = model.with_rows(lambda rows: rows / rows.sum())
+        assert not np.array_equal(whole.rows(windows), model.rows(windows) / model.rows(windows).sum())
+
+
 def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):
     target, _ = pairs["code"]
     text = corpora["code"].held_out[:300]

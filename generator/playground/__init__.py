@@ -64,10 +64,22 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
 def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
              rng: np.random.Generator, replacement_rule=None):
     """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
+    return simulate_tempered(tempered(target, temperature), tempered(draft, temperature), contexts, k, rng,
+                             replacement_rule)
+
+
+def tempered(model: Model, temperature: float) -> Model:
+    """The model whose rows are temper_rows of its own: tempered once per kept context, not once per round."""
+    return model.with_rows(lambda rows: temper_rows(rows, temperature))
+
+
+def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int, rng: np.random.Generator,
+                      replacement_rule=None):
+    """simulate for models already tempered."""
     def rows_at(j: int, going: np.ndarray, proposals: np.ndarray):
         ctx = np.concatenate([contexts[going], proposals], axis=1)
-        t = temper_rows(target.rows(ctx), temperature)
-        return (t, None) if j == k else (t, temper_rows(draft.rows(ctx), temperature))
+        t = target.rows(ctx)
+        return (t, None) if j == k else (t, draft.rows(ctx))
 
     kwargs = {} if replacement_rule is None else {"replacement_rule": replacement_rule}
     return simulate_batch(rows_at, k, contexts.shape[0], rng, **kwargs)
@@ -81,8 +93,9 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
     rng = np.random.default_rng([seed, kind_index])
     contexts = measurement_contexts(corpus.held_out, corpus.vocab, width, rounds, rng)
     per_k = []
+    target, draft = tempered(target, temperature), tempered(draft, temperature)
     for k in range(1, max_k + 1):
-        batch = simulate(target, draft, contexts, k, temperature, np.random.default_rng([seed, kind_index, k]))
+        batch = simulate_tempered(target, draft, contexts, k, np.random.default_rng([seed, kind_index, k]))
         verified = batch.reached[:k].sum(axis=1)
         kept = batch.accepted.sum(axis=1)
         per_k.append({

@@ -13,6 +13,7 @@ A character is a Unicode code point in both languages (Python's str, JavaScript'
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 
@@ -245,6 +246,13 @@ class Model:
             self._rows.append(rows[order])
             self._lookup.append(dict(zip(contexts, where.tolist())))
             parent_rows = self._rows[-1]
+
+    def with_rows(self, transform) -> Model:
+        """This model with transform applied to its table of rows, level by level: for a transform that works
+        row by row, rows(codes) then equals transform(self.rows(codes)), for one pass over the kept contexts."""
+        other = copy.copy(self)
+        other._rows = [transform(rows) for rows in self._rows]
+        return other
 
     def _key(self, context: str, index: dict[str, int]) -> int:
         key = 0
