@@ -44,13 +44,20 @@ def accept_probability(p_target: Fraction | float, p_draft: Fraction | float) ->
 
 
 def overlap(target: Sequence[Fraction], draft: Sequence[Fraction]) -> Row:
-    """min(p_target, p_draft) token by token: the mass the draft's proposals keep."""
-    return tuple(min(t, d) for t, d in zip(target, draft))
+    """min(p_target, p_draft) token by token: the mass the draft's proposals keep.
+
+    Spelt out as min() is (the target's entry unless the draft's is smaller), without a call per token.
+    """
+    return tuple([d if d < t else t for t, d in zip(target, draft)])
 
 
 def excess(target: Sequence[Fraction], draft: Sequence[Fraction]) -> Row:
-    """max(0, p_target - p_draft) token by token: what the target wants that the draft under-proposes."""
-    return tuple(max(Fraction(0), t - d) for t, d in zip(target, draft))
+    """max(0, p_target - p_draft) token by token: what the target wants that the draft under-proposes.
+
+    The zero is t - t, the rows' own zero: Fraction(0) for Fractions, 0 for the integer numerators the
+    identity check uses (comparing those with a Fraction(0) cost it most of its time), 0.0 for floats.
+    """
+    return tuple([t - d if t > d else t - t for t, d in zip(target, draft)])
 
 
 def residual(target: Sequence[Fraction], draft: Sequence[Fraction]) -> Row | None:
