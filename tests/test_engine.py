@@ -169,3 +169,22 @@ def test_enumerating_every_outcome_gives_exactly_the_target(prof):
                 committed[y] += qx * (1 - a) * ry
     assert tuple(committed) == t
     assert sum(overlap(t, q)) + sum(excess(t, q)) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows(5), rows(5, 7), st.sampled_from(["fraction", "numerator", "float"]))
+def test_overlap_and_excess_are_min_and_max_0_token_by_token_with_the_rows_own_types(target, draft, kind):
+    """The spelt-out forms equal min(t, d) and max(zero, t - d) in value and in type, zeros included, for rows
+    of Fractions, of integer numerators over a common denominator, and of floats (a trained model's rows)."""
+    if kind == "numerator":
+        target, draft = tuple(int(x * 168) for x in target), tuple(int(x * 168) for x in draft)
+    elif kind == "float":
+        target, draft = tuple(map(float, target)), tuple(map(float, draft))
+    zero = {"fraction": F(0), "numerator": 0, "float": 0.0}[kind]
+    want_overlap = tuple(min(t, d) for t, d in zip(target, draft))
+    want_excess = tuple(max(zero, t - d) for t, d in zip(target, draft))
+    for got, want in ((overlap(target, draft), want_overlap), (excess(target, draft), want_excess)):
+        assert got == want and [type(x) for x in got] == [type(x) for x in want]
+    # the residual of float rows is made of floats, as when excess's zero was Fraction(0)
+    if kind == "float" and residual(target, draft) is not None:
+        assert all(type(x) is float for x in residual(target, draft))
