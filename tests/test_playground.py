@@ -129,7 +129,9 @@ def test_the_held_out_split_is_the_last_tenth_cut_at_a_line_start(texts):
     (b"aaaaaaaa", "single distinct character"),
     (b"text\x00with a nul", "binary"),
     (b"caf\xe9 au lait", "not UTF-8"),
-    (b"bell \x07 here", "control character"),
+    (b"bell \x07 here", "control character U+0007"),
+    (b"line\r\nand a lone \r here", "control character U+000D"),  # CRLF becomes LF; a lone CR stays, refused
+    (b"esc \x1b[0m and caf\xc3\xa9\r\n", "control character U+001B"),
 ])
 def test_a_bad_corpus_file_is_refused_with_one_line_naming_it(tmp_path, content, problem):
     path = tmp_path / "corpus.txt"
@@ -138,6 +140,12 @@ def test_a_bad_corpus_file_is_refused_with_one_line_naming_it(tmp_path, content,
         read_text(path, "playground.prose")
     message = str(err.value)
     assert message.startswith(f"{path}: playground.prose: ") and problem in message and "\n" not in message
+
+
+def test_a_corpus_file_with_crlf_line_ends_reads_as_lf_and_tabs_pass(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes("caf\u00e9\tau lait\r\nline two\r\n".encode("utf-8"))
+    assert read_text(path, "playground.prose") == "caf\u00e9\tau lait\nline two\n"
 
 
 def test_a_missing_corpus_file_or_package_is_refused_by_name(tmp_path):
