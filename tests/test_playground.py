@@ -270,6 +270,36 @@ def test_rows_tempered_once_per_kept_context_equal_rows_tempered_per_round(pairs
         assert not np.array_equal(whole.rows(windows), model.rows(windows) / model.rows(windows).sum())
 
 
+def reversed_top_level(export):
+    """The export with its longest contexts listed last to first (followers, next and counts moved along)."""
+    level = export["levels"][-1]
+    length = len(export["levels"]) - 1
+    starts = np.concatenate([[0], np.cumsum(level["followers"])]).tolist()
+    blocks = [(level["contexts"][i * length:(i + 1) * length], level["followers"][i],
+               level["next"][starts[i]:starts[i + 1]], level["counts"][starts[i]:starts[i + 1]])
+              for i in range(len(level["followers"]))][::-1]
+    top = {**level, "contexts": "".join(b[0] for b in blocks), "followers": [b[1] for b in blocks],
+           "next": "".join(b[2] for b in blocks), "counts": [c for b in blocks for c in b[3]]}
+    return {**export, "levels": [*export["levels"][:-1], top]}
+
+
+def test_a_model_finds_its_contexts_in_any_order_the_export_lists_them():
+    text = "the cat sat on the mat; the \U0001F600 sat too\n" * 3
+    vocab = "".join(sorted(set(text)))
+    export = train_export(text, vocab, 4, 1)
+    model, shuffled = Model(export, vocab), Model(reversed_top_level(export), vocab)
+    assert reversed_top_level(export) != export
+    codes = encode(text, vocab)
+    windows = np.stack([codes[i - 3:i] for i in range(3, len(codes))])
+    assert np.array_equal(model.rows(windows), shuffled.rows(windows))
+    for i in range(3, len(text)):
+        assert np.array_equal(model.row(text[:i]), shuffled.row(text[:i])) and np.array_equal(model.row(text[:i]), model.rows(windows[i - 3:i - 2])[0])
+    broken = json.loads(json.dumps(export))  # a kept context whose suffix is not kept is refused
+    broken["levels"][2] = {**broken["levels"][2], "contexts": "q" * len(broken["levels"][2]["contexts"])}
+    with pytest.raises(KeyError):
+        Model(broken, vocab + "q")
+
+
 def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):
     target, _ = pairs["code"]
     text = corpora["code"].held_out[:300]

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..analysis import best_draft_length, leviathan_speedup, simulate_batch
-from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_bytes, make_corpus, train_export
+from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
@@ -171,7 +171,8 @@ def example_prompts(corpus: Corpus) -> list[str]:
 
 def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float,
                max_k: int = MAX_K) -> dict:
-    pair = json.loads(json.dumps(export_pair(corpus, orders)))
+    published = export_json(export_pair(corpus, orders))
+    pair = json.loads(published)
     target, draft = load_pair(pair)
     measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
     return {
@@ -183,7 +184,7 @@ def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_ste
         "measurements": measured,
         "prediction": prediction(measured, draft_step, verify_step),
         "prompts": example_prompts(corpus),
-        "export_bytes": export_bytes(pair),
+        "export_bytes": len(published),
         "corpus_chars": {"train": len(corpus.train), "held_out": len(corpus.held_out)},
         "vocab_size": len(corpus.vocab),
     }

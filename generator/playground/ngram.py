@@ -14,6 +14,7 @@ A character is a Unicode code point in both languages (Python's str, JavaScript'
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass
 
@@ -208,19 +209,16 @@ class Model:
         self.vocab = vocab
         self.order = int(export["order"])
         self.base = len(vocab)
-        index = {c: i for i, c in enumerate(vocab)}
         size = self.base
-        self._keys: list[np.ndarray] = []
-        self._rows: list[np.ndarray] = []
-        self._lookup: list[dict[str, int]] = []
+        self._keys: list[np.ndarray] = []  # per context length, the kept contexts' keys, sorted
+        self._rows: list[np.ndarray] = []  # and their rows, in the same order
+        self._contexts: list[tuple[str, np.ndarray]] = []  # and the export's contexts with where each went
         parent_rows = np.full((1, size), 1.0 / size)
         for length, level in enumerate(export["levels"]):
             n_ctx = len(level["followers"])
-            flat = level["contexts"]
-            contexts = [flat[i * length:(i + 1) * length] for i in range(n_ctx)]
             followers = np.asarray(level["followers"], dtype=np.int64)
             owner = np.repeat(np.arange(n_ctx), followers)
-            nxt = np.array([index[c] for c in level["next"]], dtype=np.int64)
+            nxt = self._codes(level["next"])
             raw = np.asarray(level["counts"], dtype=np.float64)
             d1, d2, d3 = (float(x) for x in level["discounts"])
             d = np.where(raw == 1, d1, np.where(raw == 2, d2, d3))
@@ -232,20 +230,46 @@ class Model:
             n2 = np.bincount(owner, weights=(raw == 2), minlength=n_ctx)
             n3 = np.bincount(owner, weights=(raw >= 3), minlength=n_ctx)
             gamma = (d1 * n1 + d2 * n2 + d3 * n3) / totals
+            digits = self._codes(level["contexts"]).reshape(n_ctx, length)
+            keys = np.zeros(n_ctx, dtype=np.int64)
+            for j in range(length):
+                keys = keys * self.base + digits[:, j]
             if length == 0:
                 parent = parent_rows[np.zeros(n_ctx, dtype=np.int64)]
-            else:
-                parent_index = self._lookup[length - 1]
-                parent = parent_rows[[parent_index[c[1:]] for c in contexts]]
+            else:  # the context without its first character: kept one level down (the kept sets are suffix-closed)
+                parent = parent_rows[self._find(length - 1, keys % self.base ** (length - 1))]
             rows = kept / totals[:, None] + gamma[:, None] * parent
-            keys = np.array([self._key(c, index) for c in contexts], dtype=np.int64)
             order = np.argsort(keys, kind="stable")
             where = np.empty(n_ctx, dtype=np.int64)
             where[order] = np.arange(n_ctx)
             self._keys.append(keys[order])
             self._rows.append(rows[order])
-            self._lookup.append(dict(zip(contexts, where.tolist())))
+            self._contexts.append((level["contexts"], where))
             parent_rows = self._rows[-1]
+
+    def _codes(self, text: str) -> np.ndarray:
+        """Vocabulary indices of text's characters; a character outside the vocabulary is a KeyError."""
+        codes = encode(text, self.vocab)
+        if (codes < 0).any():
+            raise KeyError(text[int(np.argmax(codes < 0))])
+        return codes
+
+    def _find(self, length: int, keys: np.ndarray) -> np.ndarray:
+        """Where each of keys stands among the kept contexts of that length; a key not kept is a KeyError."""
+        table = self._keys[length]
+        at = np.minimum(np.searchsorted(table, keys), max(len(table) - 1, 0))
+        if len(keys) and not (len(table) and np.array_equal(table[at], keys)):
+            raise KeyError(f"a context of length {length + 1} whose suffix is not kept")
+        return at
+
+    @functools.cached_property
+    def _lookup(self) -> list[dict[str, int]]:
+        """Per context length, each kept context's row: for row(context), made on its first call."""
+        out = []
+        for length, (flat, where) in enumerate(self._contexts):
+            contexts = [flat[i * length:(i + 1) * length] for i in range(len(where))]
+            out.append(dict(zip(contexts, where.tolist())))
+        return out
 
     def with_rows(self, transform) -> Model:
         """This model with transform applied to its table of rows, level by level: for a transform that works
@@ -253,12 +277,6 @@ class Model:
         other = copy.copy(self)
         other._rows = [transform(rows) for rows in self._rows]
         return other
-
-    def _key(self, context: str, index: dict[str, int]) -> int:
-        key = 0
-        for c in context:
-            key = key * self.base + index[c]
-        return key
 
     def row(self, context: str) -> np.ndarray:
         """The model's distribution of the character after context (a string of any length)."""
@@ -317,5 +335,6 @@ class Model:
         return float(-np.log2(p).mean())
 
 
-def export_bytes(export: dict) -> int:
-    return len(json.dumps(export, separators=(",", ":")))
+def export_json(export: dict) -> str:
+    """The export as the page loads it: compact JSON, every character ASCII (its length is its size in bytes)."""
+    return json.dumps(export, separators=(",", ":"))
