@@ -4,15 +4,13 @@ Every stage reads only what the previous one produced. The output is written to 
 folder beside the target and renamed into place only when every stage has succeeded, so a
 failed build leaves the previously published folder exactly as it was (output.py).
 
-The two slow stages, the facts' Monte Carlo and the matplotlib figures, are cached by a hash
-of their inputs and of the source that computes them (see cache.py), and figures are drawn in
-worker processes (workers.py). matplotlib is imported only where a figure is actually drawn, so a
-rebuild with nothing changed never pays for it.
+The slow stages, the facts' Monte Carlo and the playground's training, are cached by a hash of
+their inputs and of the source that computes them (see cache.py); so are the figures and the card.
+A rebuild with nothing changed imports none of their code.
 
-A cold build (nothing cached) keeps both cores busy: forked helper processes analyse and train the
-playground's two model pairs while the main process imports matplotlib, once; the figure workers are
-forked from it when the facts arrive, so none imports matplotlib again; while they draw, the main
-process compiles the templates and pages for the last stage (numbers_stage).
+A cold build (nothing cached) keeps both cores busy: forked helper processes train and measure the
+playground's two model pairs (workers.py) while the main process analyses, draws the figures and the
+card, and compiles the templates and pages for the last stage (numbers_stage).
 """
 from __future__ import annotations
 
@@ -290,16 +288,6 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     return facts, numbers
 
 
-def analysed_apart(config: SiteConfig, profiles: Profiles, cache: Cache) -> tuple[Facts, list]:
-    """analysed() in a helper process (a cold build's: nothing is reused), failing in one line as it would here."""
-    try:
-        return analysed(config, profiles, cache, Report())
-    except UserError:
-        raise
-    except Exception as exc:
-        raise BuildError(f"{_where(exc)}analysis stage failed: {type(exc).__name__}: {exc}") from None
-
-
 def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: FigureStage | None = None
                ) -> Callable[[], dict | None]:
     """Start training and measuring the playground's two model pairs, or reuse them: only the corpora, settings
@@ -322,9 +310,9 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     data = cache.load("playground", key)
     jobs = [(kind, settings, str(base), cost.draft_step, cost.verify_step) for kind in KINDS]
     futures = None
-    if data is None and stage is not None and stage.workers > 1:
+    if data is None and stage is not None:
         futures = [stage.helper(playground_kind, *job) for job in jobs]
-        if None in futures:  # this system cannot fork: train here
+        if None in futures:  # one worker, or this system cannot fork: train here
             futures = None
 
     def finish() -> dict:
@@ -367,7 +355,7 @@ def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> 
 
 def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureRef, ...]:
     """Every figure's name and inputs, from the registry; cached apart from the drawing code so that a build
-    whose figures are all cached never imports the registry (and with it matplotlib)."""
+    whose figures are all cached never imports the registry (and with it the drawing code)."""
     key = digest("figure-plan", facts_key(config), source_digest(*REGISTRY_MODULES))
     hit = cache.load("figure-plan", key)
     if hit is not None:
@@ -394,25 +382,19 @@ def card_inputs(config: SiteConfig, facts: Facts) -> dict:
             "rounds": rounds}
 
 
-def social_card(config: SiteConfig, facts: Facts, cache: Cache, stage: FigureStage) -> Callable[[], bytes]:
-    """Start drawing the 1200 x 630 PNG link previews show (in a figure worker when one is running, cached by
-    its inputs); the function returned waits for it."""
+def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
+    """The 1200 x 630 PNG link previews show, cached by its inputs."""
     inputs = card_inputs(config, facts)
     key = digest("card", inputs, source_digest(*closure("CARD_MODULES")), package_version("pillow"),
                  package_version("matplotlib"))  # Pillow draws the card in matplotlib's font files
     hit = cache.load("card", key)
     if hit is not None:
-        return lambda: hit
+        return hit
     from .card import social_card as draw_card
 
-    future = stage.pool.submit(draw_card, **inputs) if stage.pool is not None else None
-
-    def finish() -> bytes:
-        png = future.result() if future is not None else draw_card(**inputs)
-        cache.store("card", key, png)
-        return png
-
-    return finish
+    png = draw_card(**inputs)
+    cache.store("card", key, png)
+    return png
 
 
 # --- pages and files ----------------------------------------------------------------------------
@@ -743,43 +725,24 @@ def pipeline(
     return files
 
 
-def never_drawn(cache: Cache) -> bool:
-    """No figure is in the cache yet. After an edit only the figures it touches are drawn (submit starts
-    the workers when two or more are), so only a cold build imports matplotlib before the analysis."""
-    folder = Path(cache.directory) / "figures" if cache.enabled else None
-    return folder is None or not folder.is_dir() or next(folder.iterdir(), None) is None
-
-
 def numbers_stage(
     root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
 ) -> tuple[dict[str, bytes], RenderInputs]:
     """Facts, figures, the card and the playground: the output files they make and what pages read of them."""
     stage = FigureStage(cache, workers or read_config(root / "data" / "site.yaml").build.workers, progress)
-    if not never_drawn(cache):  # an edit to what the numbers come from: a figure or two will likely be drawn
-        import numpy  # noqa: F401  (both processes need it: imported once, before the fork)
-
-        stage.prewarm()  # again, so one worker imports matplotlib while this process loads and analyses
     try:
         config, profiles = report.timed("load", lambda: load_inputs(root))
-        cold = not cache.has("facts", facts_key(config)) and never_drawn(cache)
-        # on a cold build a helper process analyses (and others train and measure the playground) while
-        # this one imports matplotlib, once, for the figure workers forked after the analysis
-        analysing = stage.helper(analysed_apart, config, profiles, cache) if cold and stage.workers > 1 else None
+        # on a cold build the playground's two kinds train in helpers while this process goes on
         trained = report.timed("playground", lambda: playground(config, profiles, cache, stage))
-        if cold:
-            report.timed("figures", stage.prepare)
-            if progress:
-                progress("analysis", 0, 0)
-        facts, numbers = report.timed("analysis", lambda: analysing.result() if analysing is not None
-                                      else analysed(config, profiles, cache, report))
+        if progress:
+            progress("analysis", 0, 0)
+        facts, numbers = report.timed("analysis", lambda: analysed(config, profiles, cache, report))
         plan = report.timed("figures", lambda: figure_plan(config, facts, cache))
-        pending = report.timed("figures", lambda: stage.submit(facts, plan, report))
-        card = report.timed("figures", lambda: social_card(config, facts, cache, stage))
-        if pending.futures is not None or pending.warm is not None:  # workers draw: get the pages stage ready
+        figures = report.timed("figures", lambda: stage.run(facts, plan, report))
+        card_png = report.timed("figures", lambda: social_card(config, facts, cache))
+        if stage.helpers:  # the playground still trains: get the pages stage ready meanwhile
             report.timed("pages", lambda: warm_pages(root, config, cache))
         playground_data = report.timed("playground", trained)
-        figures = report.timed("figures", lambda: stage.collect(pending, report))
-        card_png = report.timed("figures", card)
     finally:
         stage.close()
     inputs = render_inputs(facts, plan, figures, playground_data)

@@ -2,7 +2,7 @@
 
 An entry's key is a hash of everything that could change it: the inputs (as canonical JSON) and
 the source of the code that computes it. A key that matches therefore means the result would be
-byte-for-byte the same, so a no-change rebuild reuses it without importing matplotlib or running
+byte-for-byte the same, so a no-change rebuild reuses it without importing the drawing code or running
 a single simulated round. Entries are written to a temporary file and renamed, so two builds
 sharing the cache (serve and a manual build) never read half an entry.
 """

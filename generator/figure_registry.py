@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class FigureSpec:
     key: str
-    function: str  # the drawing function in figures.py, by name: planning a figure never imports matplotlib
+    function: str  # the drawing function in figures.py, by name: planning a figure never imports the drawing code
     each: str  # "site", "profile" or "speedup"
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
 
@@ -45,7 +45,7 @@ class FigureJob:
 
     @property
     def draw(self) -> Callable[..., figures.Figure]:
-        """figures.py's function for this figure, imported (with matplotlib) only when a figure is drawn."""
+        """figures.py's function for this figure, imported only when a figure is drawn."""
         return drawing_function(self.ref.function)
 
 

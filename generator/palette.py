@@ -1,7 +1,7 @@
 """The figures' colours, light and dark, and the one function that turns a light SVG into its dark twin.
 
 Kept apart from figures.py so the pages stage can write the dark variants without importing
-matplotlib. Every colour a figure may use is a key of DARK; dark() refuses an SVG holding any
+the drawing code. Every colour a figure may use is a key of DARK; dark() refuses an SVG holding any
 other colour, so a new colour cannot slip into a figure and stay bright on a dark page.
 The light palette is Okabe-Ito (yellow left out: it vanishes on white); the dark one keeps each
 hue and lifts its lightness, so the series stay as far apart for a colour-blind reader, and the

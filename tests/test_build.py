@@ -26,7 +26,7 @@ from generator import workers as W
 from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
-from support import ROOT, copy_project
+from support import copy_project
 
 
 def shared_cache_dir(tmp_path_factory) -> Path:
@@ -188,18 +188,6 @@ def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_iden
     assert not report.facts_reused
     numbers = json.loads((project / "build" / "numbers.json").read_text())["profiles"]
     assert all(p["speedup"] != "0" for p in numbers)
-
-
-def test_a_figure_drawn_in_a_worker_process_is_byte_identical_to_one_drawn_here(site, tmp_path_factory):
-    config, profiles = B.load_inputs(site[0])
-    from generator.figure_registry import jobs
-
-    facts, _ = B.analysed(config, profiles, Cache(shared_cache_dir(tmp_path_factory)), B.Report())
-    job = next(j for j in jobs(facts) if j.name == "acceptance")
-    here = W.draw(job)
-    with W._pool(2) as pool:
-        there = pool.submit(W.draw, job).result()
-    assert isinstance(here, tuple) and here == there
 
 
 def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
@@ -468,44 +456,3 @@ def test_a_helper_process_returns_its_result_raises_its_error_and_reports_its_de
     run = subprocess.run([sys.executable, "-c", HELPER_SCRIPT], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "ended without its result (exit status 3)" in run.stdout
-
-
-WARM_SCRIPT = """
-import sys
-from pathlib import Path
-import generator.build as B
-import generator.workers as W
-from generator.cache import Cache
-from generator.figure_registry import jobs
-
-config, profiles = B.load_inputs(Path(sys.argv[1]))
-facts, _ = B.analysed(config, profiles, Cache(None), B.Report())
-wanted = [j for j in jobs(facts) if j.name in ("timeline", "roofline")]
-stage = W.FigureStage(Cache(None), workers=2)
-try:
-    stage.prewarm()
-    worker = stage.warm
-    assert worker is not None and worker.process.is_alive()
-    pending = stage.submit(facts, tuple(j.ref for j in wanted), B.Report())
-    assert pending.warm is worker and pending.futures is None, "two figures go to the worker started early"
-    drawn = stage.collect(pending, B.Report())
-    for job in wanted:
-        assert (drawn[job.name].name, drawn[job.name].svg) == W.draw(job)[:2], job.name
-    unused = W.FigureStage(Cache(None), workers=2)
-    unused.prewarm()
-    spare = unused.warm
-    unused.submit(facts, (), B.Report())  # nothing to draw: the early worker is stopped, not waited for
-    assert unused.warm is None and not spare.process.is_alive()
-finally:
-    stage.close()
-assert not worker.process.is_alive()
-print("ok")
-"""
-
-
-def test_an_edit_draws_its_few_figures_in_the_worker_started_before_the_analysis_and_stops_it_when_none(tmp_path):
-    """A data edit starts one figure worker before the analysis (its matplotlib import overlaps it): what it
-    draws equals a drawing here, and with nothing to draw it is stopped. Run in a fresh process, where
-    forking is allowed (no other thread)."""
-    run = subprocess.run([sys.executable, "-c", WARM_SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

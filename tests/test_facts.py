@@ -158,8 +158,9 @@ LAYERS = {  # module -> the generator modules it may import
     "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
     "views": {"engine", "facts"},
     "palette": set(),
-    "lean_matplotlib": set(),  # matplotlib imported without its property docstrings
-    "figures": {"lean_matplotlib", "palette"},
+    "glyph_widths": set(),  # DejaVu Sans's advance widths, a table
+    "svgchart": {"glyph_widths", "palette"},  # axes, marks, texts and the collision check, written as SVG
+    "figures": {"palette", "svgchart"},
     "figure_registry": {"cache", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # Pillow and matplotlib's font files, never matplotlib itself
@@ -181,7 +182,7 @@ def test_no_module_below_build_imports_build():
 
 
 def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(facts):
-    """The registry names drawing functions (planning a figure never imports matplotlib); this binds each
+    """The registry names drawing functions (planning a figure never imports the drawing code); this binds each
     name to figures.py and each job's arguments to the function's signature, so a renamed function or a
     renamed parameter fails here rather than when a figure is next drawn."""
     import inspect

@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 from fractions import Fraction as F
 from pathlib import Path
 
-import matplotlib
 import pytest
 
 from generator import figures
 from generator.analysis import best_draft_length, leviathan_speedup, round_length_distribution
+from generator.svgchart import Mark, Scale
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -275,10 +275,18 @@ def test_drawing_the_same_figure_twice_gives_identical_bytes(builder):
 # fresh process in test_build.py.
 
 
-def test_drawing_leaves_global_matplotlib_settings_alone():
-    before = dict(matplotlib.rcParams)
-    roofline()
-    assert dict(matplotlib.rcParams) == before
+def test_drawing_imports_no_plotting_library_and_no_numpy():
+    """Figures are written by svgchart.py in plain Python: a cold build pays for no plotting library's import.
+    The control imports matplotlib first, so the check itself can fail."""
+    code = ("import sys; sys.path.insert(0, {!r}); {}import test_figures; test_figures.digest(); "
+            "print(sorted(m for m in ('matplotlib', 'numpy', 'PIL') if m in sys.modules))")
+    seen = {}
+    for first in ("", "import matplotlib; "):
+        out = subprocess.run([sys.executable, "-c", code.format(str(ROOT / "tests"), first)], cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, check=True)
+        seen[first] = out.stdout.strip()
+    assert seen[""] == "[]"
+    assert "'matplotlib'" in seen["import matplotlib; "]
 
 
 # --- legibility, geometry and collisions --------------------------------------------------------
@@ -307,18 +315,18 @@ def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_unit
     assert figures.MIN_FONT * 340 / (figures.WIDTH * 72) >= 11
 
 
-def planted(fig, *, second=(0.5, 0.5), over_spine=False, over_data=False):
-    ax = fig.add_axes((0.2, 0.2, 0.7, 0.7))
-    ax.plot([0, 1], [0, 1], color=figures.INK)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.text(0.05, 0.9, "first label", transform=ax.transAxes)
+def planted(chart, *, over_spine=False, over_data=False):
+    """A plot area with a diagonal line and two labels, placed as each test needs (axes coordinates 0 to 1)."""
+    ax = chart.add_axes(66, 43, 232, 151, Scale(0, 1), Scale(0, 1))
+    ax.draw_spines()
+    ax.plot([0, 1], [0, 1], Mark(figures.INK))
+    ax.text(0.05, 0.9, "first label", figures.FONT)
     if over_spine:
-        ax.text(-0.02, 0.6, "on the spine", transform=ax.transAxes)
+        ax.text(-0.02, 0.6, "on the spine", figures.FONT)
     elif over_data:
-        ax.text(0.5, 0.5, "on the line", ha="center", va="center")
+        ax.text(0.5, 0.5, "on the line", figures.FONT, ha="center", va="center")
     else:
-        ax.text(0.07, 0.91, "second label", transform=ax.transAxes)
+        ax.text(0.07, 0.91, "second label", figures.FONT)
 
 
 def test_a_planted_overlap_stops_the_figure_and_names_both_texts():
@@ -334,10 +342,10 @@ def test_a_text_across_an_axis_line_or_over_the_data_it_sits_among_stops_the_fig
 
 
 def test_a_text_meant_to_sit_on_the_data_may():
-    def draw(fig):
-        ax = fig.add_axes((0.2, 0.2, 0.7, 0.7))
-        ax.plot([0, 1], [0, 1])
-        figures.on_data(ax.text(0.5, 0.5, "on purpose", ha="center", va="center"))
+    def draw(chart):
+        ax = chart.add_axes(66, 43, 232, 151, Scale(0, 1), Scale(0, 1))
+        ax.plot([0, 1], [0, 1], Mark(figures.INK))
+        figures.on_data(ax.text(0.5, 0.5, "on purpose", figures.FONT, ha="center", va="center"))
     assert "on purpose" in all_text(figures._render("allowed", draw))
 
 
@@ -350,31 +358,6 @@ def test_a_colliding_figure_stops_the_build_with_one_line_naming_the_figure():
         return figures.Figure(name, figures._render(name, planted), "alt", "caption")
     job = SimpleNamespace(draw=collide, kwargs={"name": "planted"}, name="planted", ref=SimpleNamespace(function="collide"))
     assert draw(job) == 'generator/figures.py: planted: text "first label" overlaps "second label"'
-
-
-RC = "font.size: 30\nfont.family: serif\nlines.linewidth: 9\naxes.grid: True\nsvg.fonttype: path\naxes.facecolor: red\n"
-
-
-@pytest.mark.parametrize("how", ["cwd", "MATPLOTLIBRC", "user"])
-def test_a_matplotlibrc_on_the_machine_changes_no_figure_byte(tmp_path, how):
-    """Issue 12 item 2(b): figures depend on the code and the numbers, never on the machine's matplotlib settings."""
-    rc_dir = tmp_path / "rc"
-    rc_dir.mkdir()
-    (rc_dir / "matplotlibrc").write_text(RC)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLCONFIGDIR": str(tmp_path / "config")}
-    cwd = ROOT
-    if how == "cwd":
-        cwd = rc_dir
-    elif how == "MATPLOTLIBRC":
-        env["MATPLOTLIBRC"] = str(rc_dir)
-    else:
-        env["MPLCONFIGDIR"] = str(rc_dir)
-    code = ("import sys, matplotlib; sys.path.insert(0, {!r}); import test_figures; "
-            "print(matplotlib.rcParams['font.size'], test_figures.digest())".format(str(ROOT / "tests")))
-    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    size, seen = out.stdout.split()
-    assert float(size) == 30  # the planted file was read: the control that makes this test able to fail
-    assert seen == digest()
 
 
 def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):

@@ -1,4 +1,4 @@
-"""Drawing time per figure and in total, in one process, after matplotlib is imported and warmed up.
+"""Drawing time per figure and in total, in one process, after a first drawing has warmed it up.
 
 Run: python tests/benchmarks/bench_figures.py [--runs N]   (not a timed test: machines differ)
 Prints the fastest of N drawings of each figure the site shows and their sum; run it on two
@@ -31,7 +31,7 @@ def main() -> int:
     args = parser.parse_args()
     os.chdir(ROOT)
     todo = jobs()
-    todo[0][1]()  # the first drawing pays for loading fonts
+    todo[0][1]()  # the first drawing pays for importing the drawing code
     total = 0.0
     for name, draw in todo:
         times = []
