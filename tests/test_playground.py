@@ -300,6 +300,29 @@ def test_a_model_finds_its_contexts_in_any_order_the_export_lists_them():
         Model(broken, vocab + "q")
 
 
+def test_the_array_lookup_of_short_contexts_finds_what_the_binary_search_and_the_dict_find(pairs, corpora):
+    # short context lengths look their keys up in an array (Model.DENSE), longer ones by binary search, and
+    # row(context) in a dict; all three must pick the same row, also for contexts holding unknown characters
+    import copy
+
+    corpus = corpora[PROSE]
+    rng = np.random.default_rng(3)
+    text = "".join("\x00" if rng.random() < 0.05 else c for c in corpus.held_out[:3000])  # \x00: not in the vocab
+    codes = encode(text, corpus.vocab)
+    for model in pairs[PROSE]:
+        width = model.order - 1
+        windows = np.stack([codes[i - width:i] for i in range(width, len(codes))])
+        searched = copy.copy(model)
+        searched._dense, searched.DENSE = {}, 0
+        assert np.array_equal(model.rows(windows), searched.rows(windows))
+        for i in range(width, len(codes), 7):
+            assert np.array_equal(model.rows(windows[i - width:i - width + 1])[0], model.row(text[i - width:i]))
+        assert model._dense and not searched._dense  # both ways were taken
+        wrong = copy.copy(model)  # the comparison can fail: an array shifted by one place finds other rows
+        wrong._dense = {length: np.roll(table, 1) for length, table in model._dense.items()}
+        assert not np.array_equal(model.rows(windows), wrong.rows(windows))
+
+
 def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):
     target, _ = pairs["code"]
     text = corpora["code"].held_out[:300]

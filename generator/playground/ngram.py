@@ -211,8 +211,11 @@ class Model:
         self.base = len(vocab)
         size = self.base
         self._keys: list[np.ndarray] = []  # per context length, the kept contexts' keys, sorted
-        self._rows: list[np.ndarray] = []  # and their rows, in the same order
         self._contexts: list[tuple[str, np.ndarray]] = []  # and the export's contexts with where each went
+        self._dense: dict[int, np.ndarray] = {}  # per short context length, key -> its place (or -1): see _places
+        counts = [len(level["followers"]) for level in export["levels"]]
+        self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # where each level's rows start
+        self._table = np.empty((int(self._offsets[-1]), size))  # every kept context's row, level by level
         parent_rows = np.full((1, size), 1.0 / size)
         for length, level in enumerate(export["levels"]):
             n_ctx = len(level["followers"])
@@ -243,9 +246,9 @@ class Model:
             where = np.empty(n_ctx, dtype=np.int64)
             where[order] = np.arange(n_ctx)
             self._keys.append(keys[order])
-            self._rows.append(rows[order])
+            parent_rows = self._table[self._offsets[length]:self._offsets[length + 1]]
+            np.take(rows, order, axis=0, out=parent_rows)
             self._contexts.append((level["contexts"], where))
-            parent_rows = self._rows[-1]
 
     def _codes(self, text: str) -> np.ndarray:
         """Vocabulary indices of text's characters; a character outside the vocabulary is a KeyError."""
@@ -275,7 +278,7 @@ class Model:
         """This model with transform applied to its table of rows, level by level: for a transform that works
         row by row, rows(codes) then equals transform(self.rows(codes)), for one pass over the kept contexts."""
         other = copy.copy(self)
-        other._rows = [transform(rows) for rows in self._rows]
+        other._table = transform(self._table)
         return other
 
     def row(self, context: str) -> np.ndarray:
@@ -284,25 +287,19 @@ class Model:
             tail = context[len(context) - length:] if length else ""
             i = self._lookup[length].get(tail)
             if i is not None:
-                return self._rows[length][i]
+                return self._table[self._offsets[length] + i]
         raise AssertionError("the empty context is always kept")
 
     def rows(self, codes: np.ndarray) -> np.ndarray:
         """Rows for a batch of contexts given as vocabulary indices (n, width), right-aligned, -1 padded."""
-        out = np.empty((codes.shape[0], self.base))
-        for length, hit, pos in self._lookups(codes):
-            out[hit] = self._rows[length][pos[hit]]
-        return out
+        return self._table[self._lookups(codes)]
 
     def probabilities(self, codes: np.ndarray, nexts: np.ndarray) -> np.ndarray:
         """rows(codes)[i, nexts[i]] for every i, without building the rows."""
-        out = np.empty(codes.shape[0])
-        for length, hit, pos in self._lookups(codes):
-            out[hit] = self._rows[length][pos[hit], nexts[hit]]
-        return out
+        return self._table[self._lookups(codes), nexts]
 
-    def _lookups(self, codes: np.ndarray):
-        """(length, rows found at that length, their index) from the longest kept suffix down."""
+    def _lookups(self, codes: np.ndarray) -> np.ndarray:
+        """Each context's row in the table: that of its longest kept suffix (one without an unknown character)."""
         n, width = codes.shape
         longest = min(self.order - 1, width)
         tail = codes[:, width - longest:]
@@ -311,17 +308,31 @@ class Model:
         full = np.zeros(n, dtype=np.int64)
         for j in range(longest):
             full = full * self.base + np.maximum(tail[:, j], 0)
+        found = np.zeros(n, dtype=np.intp)  # row 0 of the table: the empty context's
         todo = np.ones(n, dtype=bool)
         for length in range(longest, 0, -1):
-            table = self._keys[length]
-            if not len(table):
-                continue
-            keys = full % self.base ** length
-            pos = np.minimum(np.searchsorted(table, keys), len(table) - 1)
-            hit = todo & (trailing >= length) & (table[pos] == keys)
-            yield length, hit, pos
-            todo &= ~hit
-        yield 0, todo, np.zeros(n, dtype=np.int64)
+            ask = np.flatnonzero(todo & (trailing >= length))
+            place = self._places(length, full[ask] % self.base ** length)
+            hit = ask[place >= 0]
+            found[hit] = self._offsets[length] + place[place >= 0]
+            todo[hit] = False
+        return found
+
+    DENSE = 1 << 20  # context lengths with at most this many possible keys look theirs up in an array
+
+    def _places(self, length: int, keys: np.ndarray) -> np.ndarray:
+        """Where each key stands among the kept contexts of that length, -1 where it is not kept."""
+        table = self._keys[length]
+        if self.base ** length <= self.DENSE:
+            dense = self._dense.get(length)
+            if dense is None:
+                dense = self._dense[length] = np.full(self.base ** length, -1, dtype=np.intp)
+                dense[table] = np.arange(len(table))
+            return dense[keys]
+        if not len(table):
+            return np.full(len(keys), -1, dtype=np.intp)
+        place = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+        return np.where(table[place] == keys, place, -1)
 
     def bits_per_char(self, text: str) -> float:
         """Cross-entropy on text, each character predicted from the text before it (unknown characters skipped)."""
