@@ -69,7 +69,7 @@ class WhatIf:
 
 @dataclass(frozen=True)
 class Build:
-    workers: Small = 2  # processes that draw figures
+    workers: Small = 2  # processes a cold build runs at once: above 1, the playground trains in helpers
 
 
 @dataclass(frozen=True)
