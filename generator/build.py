@@ -311,6 +311,8 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     jobs = [(kind, settings, str(base), cost.draft_step, cost.verify_step) for kind in KINDS]
     futures = None
     if data is None and stage is not None:
+        import numpy  # noqa: F401  (every process needs it: imported once, before the fork, not in each helper)
+
         futures = [stage.helper(playground_kind, *job) for job in jobs]
         if None in futures:  # one worker, or this system cannot fork: train here
             futures = None
