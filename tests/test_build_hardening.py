@@ -83,7 +83,7 @@ def test_copies_of_one_project_still_share_the_key(project, tmp_path):
     assert B.site_key(project.resolve()) == B.site_key(other.resolve())
 
 
-# --- item 3: kill -9 of a build leaves no figure worker behind -----------------------------------
+# --- item 3: kill -9 of a build leaves no helper process behind -----------------------------------
 
 def _children(pid: int) -> list[int]:
     found = []
@@ -108,9 +108,9 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the workers through /proc (Linux)")
-def test_killing_a_build_with_sigkill_leaves_no_figure_worker_running(project, tmp_path):
-    """A cold build (an empty cache) starts its worker pool before the analysis; the build is killed
-    with -9 once the workers exist, and every worker must be gone soon after."""
+def test_killing_a_build_with_sigkill_leaves_no_helper_process_running(project, tmp_path):
+    """A cold build (an empty cache) trains the playground in two helper processes; the build is killed
+    with -9 once they exist, and both must be gone soon after."""
     env = {**os.environ, ENV_DIR: str(tmp_path / "empty-cache")}
     proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -120,11 +120,11 @@ def test_killing_a_build_with_sigkill_leaves_no_figure_worker_running(project, t
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
             workers = [c for c in _children(proc.pid) if _running(c)]
-        assert len(workers) >= 2, "the build never started its figure workers"
+        assert len(workers) >= 2, "the build never started its helper processes"
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10  # each worker looks for its parent five times a second
+    deadline = time.monotonic() + 10  # each helper looks for its parent five times a second
     while any(_running(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     survivors = [w for w in workers if _running(w)]
