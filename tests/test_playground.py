@@ -227,6 +227,25 @@ def test_kneser_ney_rows_follow_the_formula_on_a_tiny_text():
     assert dict(zip(middle["next"][start:start + middle["followers"][b]], middle["counts"][start:start + middle["followers"][b]])) == {"r": 1}
 
 
+@pytest.mark.parametrize("text, vocab", [
+    ("plain ascii text\n", " \naeilnprstx"),
+    ("ascii with unknowns {}\n", " \naceiknostw"),  # the braces are unknown
+    ("caf\u00e9 \U0001F600 na\u00efve", " acefnv\u00e9\u00ef\U0001F600"),
+    ("", "ab"),
+])
+def test_encoding_gives_each_characters_place_in_the_vocabulary(text, vocab):
+    # ASCII text takes a one-byte path, other text a UTF-32 one: both must give the plain lookup's indices
+    plain = [vocab.index(c) if c in vocab else -1 for c in text]
+    assert encode(text, vocab).tolist() == plain
+    assert encode(text + "\u00f1", vocab + "\u00f1").tolist() == plain + [len(vocab)]  # the same, not ASCII
+
+
+def test_training_refuses_a_text_with_characters_outside_the_vocabulary():
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        train_export("abcab", "ab", 2, 1)
+    assert train_export("abcab", "abc", 2, 1)["levels"][0]["next"] == "abc"
+
+
 def plain_gram_counts(codes, order, base):
     """The plain count: every window's key, then np.unique."""
     return {g: np.unique(_gram_keys(codes, g, base), return_counts=True) for g in range(1, order + 1)}

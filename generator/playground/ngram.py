@@ -50,7 +50,10 @@ def make_corpus(kind: str, text: str) -> Corpus:
 
 def encode(text: str, vocab: str) -> np.ndarray:
     """Vocabulary indices, -1 for characters the models have never seen (one per code point)."""
-    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    if text.isascii():  # one byte per character: a quarter of the bytes to move
+        points = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     known = np.frombuffer(vocab.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
     table = np.full(int(max(known.max(initial=0), points.max(initial=0))) + 1, -1, dtype=np.int64)
     table[known] = np.arange(len(known))
@@ -113,15 +116,16 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
     N1+(. h w), the number of distinct characters seen before h w. A context is kept by how often
     it occurs as a context in the text, which is never more for a longer context than for its
     suffix, so the kept sets are closed under dropping the first character. Two models of one text
-    may share `grams`, a cache of the distinct n-grams and their counts.
+    may share `grams`, a cache of the distinct n-grams and their counts (the second then reads no text).
     """
     base = len(vocab)
-    codes = encode(text, vocab)
-    if (codes < 0).any():
-        raise ValueError("the text holds characters outside the vocabulary")
     grams = {} if grams is None else grams  # (length) -> distinct keys and counts; a caller may share it
     if any(g not in grams for g in range(1, order + 1)):
+        codes = encode(text, vocab)
+        if (codes < 0).any():
+            raise ValueError("the text holds characters outside the vocabulary")
         grams.update(gram_counts(codes, order, base))
+    points = np.frombuffer(vocab.encode("utf-32-le"), dtype=np.uint32)  # each index's character, as UTF-32
     levels = []
     for length in range(order):
         raw_pairs, raw_counts = grams[length + 1]  # (context, next) keys, sorted, and how often each occurs
@@ -132,17 +136,18 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         else:  # distinct (v, h, w) -> h w, counted: how many characters were seen before h w
             pairs, counts = _counted(grams[length + 2][0] % base ** (length + 1), base ** (length + 1))
         level_discounts = discounts(counts)
-        kept = ctx_keys[occurrences >= (min_count if length else 1)]
         ctx = pairs // base
-        keep = np.isin(ctx, kept)
+        # every pair's context is one of ctx_keys (h w occurs in the text, so h is followed there)
+        at = np.searchsorted(ctx_keys, ctx)
+        assert np.array_equal(ctx_keys[at], ctx)
+        keep = (occurrences >= (min_count if length else 1))[at]
         ctx, nxt, counts = ctx[keep], pairs[keep] % base, counts[keep]
         uniq, starts = _runs(ctx)
         n_followers = np.diff(np.append(starts, len(ctx)))
-        letters = np.array(list(vocab))
         levels.append({
-            "contexts": "".join(letters[_digits(uniq, length, base)].ravel().tolist()),
+            "contexts": points[_digits(uniq, length, base)].tobytes().decode("utf-32-le"),
             "followers": n_followers.tolist(),
-            "next": "".join(letters[nxt].tolist()),
+            "next": points[nxt].tobytes().decode("utf-32-le"),
             "counts": counts.tolist(),
             "discounts": level_discounts,
         })
