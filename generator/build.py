@@ -521,6 +521,7 @@ def render_pages(
             files["404.html"] = hit
     report.pages_rendered = len(todo) + (has_404 and "404.html" not in files)
     if report.pages_rendered:
+        _settle_compiling()
         bytecode = jinja_bytecode(cache)
         env = environment(site_src / "templates", bytecode)
         env.filters["csp_sha256"] = csp_sha256
@@ -558,8 +559,18 @@ def jinja_bytecode(cache: Cache) -> Path | None:
 
 def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     """Import the page renderer and compile every template and page into the bytecode cache, so that the pages
-    stage, which runs last and on one core, only loads them. Called while the figure workers draw. A
+    stage, which runs last and on one core, only loads them. Called while the figure workers draw; on a cold
+    build a helper started with the build (start_compiling) has done the compiling, so this waits for it. A
     template that does not compile is left for the pages stage to report."""
+    if _settle_compiling():
+        from . import pages  # noqa: F401  (the renderer's imports, here rather than in the last stage)
+
+        return
+    compile_pages(root, config, cache)
+
+
+def compile_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
+    """Compile every template and page into the bytecode cache (none: nothing to keep them in)."""
     bytecode = jinja_bytecode(cache)
     if bytecode is None:
         return
@@ -574,6 +585,40 @@ def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
             page_template(page, env)
     except Exception:  # the pages stage meets it again and says where, in one line
         pass
+
+
+_COMPILING: list = []  # the helper start_compiling started, until it is waited for
+
+
+def start_compiling(root: Path, cache: Cache, workers: int | None = None) -> None:
+    """On a cold build (no compiled template kept yet), compile the templates and pages in a helper process
+    while this one reads and hashes the inputs, with one core idle: compiling them is about a third of the
+    pages stage, and this process is the one every later stage waits on. Nothing is started where forking
+    is not safe, with one worker, or when site.yaml does not read (the build then says why, in one line)."""
+    from .workers import Helper, _can_fork
+
+    bytecode = jinja_bytecode(cache)
+    if bytecode is None or (bytecode.is_dir() and next(bytecode.iterdir(), None) is not None):
+        return
+    try:
+        config = read_config(root / "data" / "site.yaml")
+    except UserError:
+        return
+    if (workers or config.build.workers) > 1 and (root / "site_src" / "templates").is_dir() and _can_fork():
+        _COMPILING.append(Helper(compile_pages, (root, config, cache)))
+
+
+def _settle_compiling() -> bool:
+    """Wait for start_compiling's helper; whether there was one that finished."""
+    finished = False
+    while _COMPILING:
+        helper = _COMPILING.pop()
+        try:
+            helper.result()
+            finished = True
+        except Exception:  # it died: whatever it left uncompiled is compiled where it is needed
+            helper.stop()
+    return finished
 
 
 def render_standalone(env, name: str, variables: dict) -> bytes:
@@ -624,6 +669,7 @@ def build(
     from . import uptodate
 
     before = uptodate.snapshot(str(root)) if cache.enabled else None  # before the build reads anything
+    start_compiling(root, cache, workers)
     memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
     yaml_memo = None
     if cache.enabled:  # parsed YAML kept by its text, under the parser's code and version
@@ -633,6 +679,9 @@ def build(
     try:
         return _build(root, out, report, cache, memo, before, progress, workers)
     finally:
+        for helper in _COMPILING:
+            helper.stop()
+        _COMPILING.clear()
         readers.use_memo(None)
         if yaml_memo is not None:
             yaml_memo.save()
