@@ -220,40 +220,46 @@ class Model:
         self._dense: dict[int, np.ndarray] = {}  # per short context length, key -> its place (or -1): see _places
         counts = [len(level["followers"]) for level in export["levels"]]
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # where each level's rows start
-        self._table = np.empty((int(self._offsets[-1]), size))  # every kept context's row, level by level
+        self._table = np.zeros((int(self._offsets[-1]), size))  # every kept context's row, level by level
         parent_rows = np.full((1, size), 1.0 / size)
         for length, level in enumerate(export["levels"]):
             n_ctx = len(level["followers"])
+            digits = self._codes(level["contexts"]).reshape(n_ctx, length)
+            keys = np.zeros(n_ctx, dtype=np.int64)
+            for j in range(length):
+                keys = keys * self.base + digits[:, j]
+            order = np.argsort(keys, kind="stable")
+            in_order = bool((order == np.arange(n_ctx)).all())  # as train_export lists them: rows go straight in
+            level_rows = self._table[self._offsets[length]:self._offsets[length + 1]]
+            rows = level_rows if in_order else np.empty((n_ctx, size))
             followers = np.asarray(level["followers"], dtype=np.int64)
             owner = np.repeat(np.arange(n_ctx), followers)
             nxt = self._codes(level["next"])
             raw = np.asarray(level["counts"], dtype=np.float64)
             d1, d2, d3 = (float(x) for x in level["discounts"])
             d = np.where(raw == 1, d1, np.where(raw == 2, d2, d3))
-            kept = np.zeros((n_ctx, size))
-            kept[owner, nxt] = np.maximum(raw - d, 0.0)
             totals = np.zeros(n_ctx)
             np.add.at(totals, owner, raw)  # sequential in text order: the same sums as JavaScript's loop
             n1 = np.bincount(owner, weights=(raw == 1), minlength=n_ctx)
             n2 = np.bincount(owner, weights=(raw == 2), minlength=n_ctx)
             n3 = np.bincount(owner, weights=(raw >= 3), minlength=n_ctx)
             gamma = (d1 * n1 + d2 * n2 + d3 * n3) / totals
-            digits = self._codes(level["contexts"]).reshape(n_ctx, length)
-            keys = np.zeros(n_ctx, dtype=np.int64)
-            for j in range(length):
-                keys = keys * self.base + digits[:, j]
-            if length == 0:
-                parent = parent_rows[np.zeros(n_ctx, dtype=np.int64)]
-            else:  # the context without its first character: kept one level down (the kept sets are suffix-closed)
-                parent = parent_rows[self._find(length - 1, keys % self.base ** (length - 1))]
-            rows = kept / totals[:, None] + gamma[:, None] * parent
-            order = np.argsort(keys, kind="stable")
+            # the parent: the context without its first character, kept one level down (the kept sets are
+            # suffix-closed); the empty context's parent is the uniform row
+            parent = (np.zeros(n_ctx, dtype=np.int64) if length == 0
+                      else self._find(length - 1, keys % self.base ** (length - 1)))
+            # rows = max(a - D, 0) / A + gamma * parent: the first term is 0 but at the followers, and 0 / A + x
+            # is x, so gamma * parent everywhere, then the followers' entries, each sum as written
+            np.take(parent_rows, parent, axis=0, out=rows)
+            np.multiply(gamma[:, None], rows, out=rows)
+            rows[owner, nxt] = np.maximum(raw - d, 0.0) / totals[owner] + rows[owner, nxt]
+            if not in_order:
+                np.take(rows, order, axis=0, out=level_rows)
             where = np.empty(n_ctx, dtype=np.int64)
             where[order] = np.arange(n_ctx)
             self._keys.append(keys[order])
-            parent_rows = self._table[self._offsets[length]:self._offsets[length + 1]]
-            np.take(rows, order, axis=0, out=parent_rows)
             self._contexts.append((level["contexts"], where))
+            parent_rows = level_rows
 
     def _codes(self, text: str) -> np.ndarray:
         """Vocabulary indices of text's characters; a character outside the vocabulary is a KeyError."""
