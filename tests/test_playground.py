@@ -19,7 +19,9 @@ from generator.playground.ngram import (
     PROSE,
     Model,
     _gram_keys,
+    count_digest,
     encode,
+    fnv1a_32,
     gram_counts,
     make_corpus,
     split_held_out,
@@ -244,6 +246,34 @@ def test_training_refuses_a_text_with_characters_outside_the_vocabulary():
     with pytest.raises(ValueError, match="outside the vocabulary"):
         train_export("abcab", "ab", 2, 1)
     assert train_export("abcab", "abc", 2, 1)["levels"][0]["next"] == "abc"
+
+
+def plain_fnv1a_32(data: bytes) -> int:
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def test_the_vectorised_fnv_hash_is_the_byte_by_byte_one():
+    # published FNV-1a 32-bit values, then random bytes of many lengths against the plain loop
+    for data, known in [(b"", 0x811C9DC5), (b"a", 0xE40C292C), (b"foobar", 0xBF9CF968)]:
+        assert fnv1a_32(data) == plain_fnv1a_32(data) == known
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 7, 8, 9, 255, 256, 257, 4099, 70001):
+        data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        assert fnv1a_32(data) == plain_fnv1a_32(data), n
+        changed = bytes([data[0] ^ 1]) + data[1:]  # the comparison can fail: one bit changed changes the hash
+        assert fnv1a_32(changed) != fnv1a_32(data)
+
+
+def test_the_count_digest_is_fnv_of_the_canonical_counts(built):
+    export = built["pairs"]["code"]["models"]["draft"]
+    parts = [str(export["order"]), str(export["min_count"])]
+    for level in export["levels"]:
+        parts += [level["contexts"], ",".join(map(str, level["followers"])), level["next"],
+                  ",".join(map(str, level["counts"]))]
+    assert count_digest(export) == f"{plain_fnv1a_32('|'.join(parts).encode('utf-8')):08x}" == built["pairs"]["code"]["digests"]["draft"]
 
 
 def plain_gram_counts(codes, order, base):
