@@ -183,7 +183,12 @@ def pairs_from_words(words: np.ndarray, count: int) -> tuple[list, int, bool]:
         return m >> np.uint64(32), (m & np.uint64(_WORD - 1)) >= np.uint64(_WORD) % r
 
     size_span, den_span = np.uint64(len(PAIR_SIZES)), np.uint64(len(PAIR_DENOMINATORS))
-    steps = (2 * (value(words, size_span)[0] + np.uint64(PAIR_SIZES.start)) + 1).astype(np.uint8).tobytes()
+    steps = words * size_span  # 2 * size + 1 words a pair, if each word starts one: in place, bytes for the walk
+    steps >>= np.uint64(32)
+    steps = steps.astype(np.uint8)
+    steps *= np.uint8(2)
+    steps += np.uint8(2 * PAIR_SIZES.start + 1)
+    steps = steps.tobytes()
     starts, at = [], 0
     for _ in range(count):
         starts.append(at)
