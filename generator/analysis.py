@@ -255,6 +255,11 @@ def _cdfs(rows: np.ndarray) -> np.ndarray:
     return cdf / cdf[:, -1:]
 
 
+def row_cdfs(rows: np.ndarray) -> np.ndarray:
+    """_cdfs, for a caller of simulate_batch that tabulates its rows once and hands their CDFs back too."""
+    return _cdfs(rows)
+
+
 def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
     """norm(max(0, p - q)) row by row (engine.residual in floats); the target row where nothing is left."""
     rest = np.maximum(target - draft, 0.0)
@@ -269,7 +274,7 @@ def target_rows_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
 
 if TYPE_CHECKING:  # annotations only: evaluating them would import numpy
     ReplacementRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
-    RowsAt = Callable[[int, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray | None]]
+    RowsAt = Callable[[int, np.ndarray, np.ndarray], tuple[np.ndarray | None, ...]]
 
 
 def accept_edges(start: np.ndarray, end: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -374,7 +379,8 @@ def simulate_batch(
 
     rows_at(j, going, proposals) gives the target and draft rows at position j of the rounds still
     going (going: their indices, in order), one row each, once their first j proposals are known
-    (proposals has shape (len(going), j)); at j = k it gives the bonus rows and None. A round that
+    (proposals has shape (len(going), j)); at j = k it gives the bonus rows and None. It may add a
+    third item, the draft rows' row_cdfs, when it has them tabulated (they are not computed again). A round that
     stopped is not asked about again: its later rows could not change what it committed, and each
     round's rows, draws and verdicts depend on that round alone, so leaving them out changes no token.
     """
@@ -386,12 +392,12 @@ def simulate_batch(
     for j in range(k):
         if not going.size:
             break
-        target, draft = rows_at(j, going, proposals[going, :j])
+        target, draft, *cdfs = rows_at(j, going, proposals[going, :j])
         here = u[j, going]
         index = np.arange(going.size)
         # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
         # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
-        end = _cdfs(draft)
+        end = cdfs[0] if cdfs else _cdfs(draft)
         x = token_codes(draft.shape[1], np.intp)[_search(end, here)]
         start = np.where(x > 0, end[index, x - 1], 0.0)
         rejected = here >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
@@ -402,7 +408,7 @@ def simulate_batch(
             last[gone] = _draw(replacement_rule(target[rejected], draft[rejected]), u[k, gone])
             going = going[~rejected]
     if going.size:
-        bonus, _ = rows_at(k, going, proposals[going, :k])
+        bonus = rows_at(k, going, proposals[going, :k])[0]
         last[going] = _draw(bonus, u[k, going])
     position = np.arange(k + 1)[:, None]
     tokens = np.where(position < stop, proposals.T, 0)

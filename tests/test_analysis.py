@@ -317,6 +317,26 @@ def test_the_per_round_simulator_asks_for_rows_only_in_rounds_still_going():
     assert 0 < len(asked[4]) < len(asked[1]) < len(asked[0]) == 3000  # rounds do stop: the check is not vacuous
 
 
+def test_draft_cdfs_handed_back_by_rows_at_give_the_tokens_computed_without_them():
+    # the playground tabulates its draft's CDFs once and hands them back with the rows; the simulator must
+    # then commit exactly what it commits computing them itself
+    rng = np.random.default_rng(9)
+    target, drafts = A.random_profile(rng, 7, 4, F(1, 2), 100)
+    plain = fixed_rows_at(target, drafts, 4000)
+
+    def with_cdfs(shift):
+        def rows_at(j, going, proposals):
+            t, d = plain(j, going, proposals)
+            return (t, d) if d is None else (t, d, np.roll(A.row_cdfs(d), shift, axis=1))
+        return rows_at
+
+    without = A.simulate_batch(plain, 4, 4000, np.random.default_rng(7))
+    given = A.simulate_batch(with_cdfs(0), 4, 4000, np.random.default_rng(7))
+    assert np.array_equal(given.tokens, without.tokens) and np.array_equal(given.reached, without.reached)
+    wrong = A.simulate_batch(with_cdfs(1), 4, 4000, np.random.default_rng(7))  # the comparison can fail
+    assert not np.array_equal(wrong.tokens, without.tokens)
+
+
 def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():
     tokens = np.array([[2, 1, 0], [0, 3, 0], [0, 4, 0]])
     reached = np.array([[True, True, True], [False, True, True], [False, True, False]])

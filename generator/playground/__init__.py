@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..analysis import best_draft_length, leviathan_speedup, simulate_batch
+from ..analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
 
@@ -76,10 +76,15 @@ def tempered(model: Model, temperature: float) -> Model:
 def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int, rng: np.random.Generator,
                       replacement_rule=None):
     """simulate for models already tempered."""
+    draft_cdfs = row_cdfs(draft.table)  # once per kept context, not once per round
+
     def rows_at(j: int, going: np.ndarray, proposals: np.ndarray):
         ctx = np.concatenate([contexts[going], proposals], axis=1)
         t = target.rows(ctx)
-        return (t, None) if j == k else (t, draft.rows(ctx))
+        if j == k:
+            return t, None
+        at = draft.lookup(ctx)
+        return t, draft.table[at], draft_cdfs[at]
 
     kwargs = {} if replacement_rule is None else {"replacement_rule": replacement_rule}
     return simulate_batch(rows_at, k, contexts.shape[0], rng, **kwargs)

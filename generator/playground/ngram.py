@@ -334,13 +334,18 @@ class Model:
 
     def rows(self, codes: np.ndarray) -> np.ndarray:
         """Rows for a batch of contexts given as vocabulary indices (n, width), right-aligned, -1 padded."""
-        return self._table[self._lookups(codes)]
+        return self._table[self.lookup(codes)]
 
     def probabilities(self, codes: np.ndarray, nexts: np.ndarray) -> np.ndarray:
         """rows(codes)[i, nexts[i]] for every i, without building the rows."""
-        return self._table[self._lookups(codes), nexts]
+        return self._table[self.lookup(codes), nexts]
 
-    def _lookups(self, codes: np.ndarray) -> np.ndarray:
+    @property
+    def table(self) -> np.ndarray:
+        """Every kept context's row: rows(codes) is table[lookup(codes)]."""
+        return self._table
+
+    def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Each context's row in the table: that of its longest kept suffix (one without an unknown character)."""
         n, width = codes.shape
         longest = min(self.order - 1, width)
