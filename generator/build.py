@@ -562,9 +562,13 @@ def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     stage, which runs last and on one core, only loads them. Called while the figure workers draw; on a cold
     build a helper started with the build (start_compiling) has done the compiling, so this waits for it. A
     template that does not compile is left for the pages stage to report."""
-    if _settle_compiling():
+    if _settle_compiling():  # a cold build: no formula has been converted yet either
         from . import pages  # noqa: F401  (the renderer's imports, here rather than in the last stage)
 
+        try:
+            import latex2mathml.converter  # noqa: F401
+        except ImportError:  # the first formula says so, where it is converted
+            pass
         return
     compile_pages(root, config, cache)
 
