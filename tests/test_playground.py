@@ -248,6 +248,34 @@ def test_training_refuses_a_text_with_characters_outside_the_vocabulary():
     assert train_export("abcab", "abc", 2, 1)["levels"][0]["next"] == "abc"
 
 
+def test_the_models_measured_are_the_published_export_read_back(built, corpora, orders):
+    # the build measures the export it publishes without a JSON round trip: reading the published text back
+    # must give exactly the same export (the floats print in full, so JSON loses nothing)
+    from generator.playground.ngram import export_json
+
+    for kind in KINDS:
+        export = pg.export_pair(corpora[kind], orders[kind])
+        assert json.loads(export_json(export)) == export == built["pairs"][kind]["models"]
+        assert len(export_json(export)) == built["pairs"][kind]["export_bytes"]
+        assert all(type(x) is float for m in ("target", "draft") for level in export[m]["levels"] for x in level["discounts"])
+
+
+def test_tempered_rows_sum_left_to_right_as_the_one_row_sampler_does(pairs, corpora):
+    from generator.playground.sampler import apply_temperature, sums_in_order
+
+    rng = np.random.default_rng(4)
+    for shape in [(1, 1), (3, 5), (500, 92), (2, 0)]:
+        rows = rng.random(shape) ** 8  # spread over many magnitudes, where the order of adding shows
+        assert np.array_equal(sums_in_order(rows), np.cumsum(rows, axis=1)[:, -1] if shape[1] else np.zeros(shape[0]))
+    rows = rng.random((200, 64)) ** 8
+    assert not np.array_equal(sums_in_order(rows), rows[:, ::-1].sum(axis=1))  # another order does differ
+    table = pairs["code"][0].table[:300]
+    assert np.array_equal(temper_rows(table, 1.0), np.array([apply_temperature(row, 1.0) for row in table.tolist()]))
+    for temperature in (0.7, 1.6):
+        weights = table ** (1.0 / temperature)
+        assert np.array_equal(temper_rows(table, temperature), weights / np.cumsum(weights, axis=1)[:, -1:])
+
+
 def plain_fnv1a_32(data: bytes) -> int:
     h = 0x811C9DC5
     for byte in data:

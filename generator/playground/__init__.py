@@ -176,8 +176,8 @@ def example_prompts(corpus: Corpus) -> list[str]:
 
 def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float,
                max_k: int = MAX_K) -> dict:
-    published = export_json(export_pair(corpus, orders))
-    pair = json.loads(published)
+    pair = export_pair(corpus, orders)  # plain ints, floats and strings: JSON gives back exactly these
+    published = export_json(pair)  # (tests/test_playground.py checks that json.loads(published) == pair)
     target, draft = load_pair(pair)
     measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
     return {

@@ -68,7 +68,7 @@ def read_text(path: Path, place: str) -> str:
         raise CorpusError(f"{path}: {place}: not UTF-8 (byte {exc.start})") from None
     if b"\r" in data:
         text = text.replace("\r\n", "\n")
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(), without copying the text
         raise CorpusError(f"{path}: {place}: the corpus file is empty")
     if text.count(text[0]) == len(text):
         raise CorpusError(f"{path}: {place}: the corpus file holds a single distinct character")

@@ -56,8 +56,17 @@ def distribution(model: Model, context: str, temperature: float) -> list[float]:
 
 
 def temper_rows(rows: np.ndarray, temperature: float) -> np.ndarray:
+    """apply_temperature row by row: each row's weights over their sum, added left to right as JavaScript does."""
     weights = rows if temperature == 1 else rows ** (1.0 / temperature)
-    return weights / np.cumsum(weights, axis=1)[:, -1:]
+    return weights / sums_in_order(weights)[:, None]
+
+
+def sums_in_order(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum added left to right (np.cumsum(rows, axis=1)[:, -1]), a column at a time for every row."""
+    total = rows[:, 0].copy() if rows.shape[1] else np.zeros(rows.shape[0])
+    for j in range(1, rows.shape[1]):
+        total += rows[:, j]
+    return total
 
 
 class _Recorder:
