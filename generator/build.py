@@ -15,6 +15,7 @@ card, and compiles the templates and pages for the last stage (numbers_stage).
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import os
@@ -673,22 +674,31 @@ def build(
     from . import uptodate
 
     before = uptodate.snapshot(str(root)) if cache.enabled else None  # before the build reads anything
-    start_compiling(root, cache, workers)
-    memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
-    yaml_memo = None
-    if cache.enabled:  # parsed YAML kept by its text, under the parser's code and version
-        library_versions(root, memo)
-        yaml_memo = ValueMemo(cache, "yaml", digest(source_digest("readers"), package_version("pyyaml")))
-    readers.use_memo(yaml_memo)
+    # What is loaded so far (our modules, the libraries) lives as long as the process: frozen, the collector
+    # leaves it out of every full collection the build's own objects cause (and forked helpers inherit that)
+    frozen = gc.get_freeze_count() == 0
+    if frozen:
+        gc.freeze()
     try:
-        return _build(root, out, report, cache, memo, before, progress, workers)
+        start_compiling(root, cache, workers)
+        memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
+        yaml_memo = None
+        if cache.enabled:  # parsed YAML kept by its text, under the parser's code and version
+            library_versions(root, memo)
+            yaml_memo = ValueMemo(cache, "yaml", digest(source_digest("readers"), package_version("pyyaml")))
+        readers.use_memo(yaml_memo)
+        try:
+            return _build(root, out, report, cache, memo, before, progress, workers)
+        finally:
+            readers.use_memo(None)
+            if yaml_memo is not None:
+                yaml_memo.save()
     finally:
         for helper in _COMPILING:
             helper.stop()
         _COMPILING.clear()
-        readers.use_memo(None)
-        if yaml_memo is not None:
-            yaml_memo.save()
+        if frozen:  # a process that goes on (serve, tests) collects it all again
+            gc.unfreeze()
 
 
 def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, before: dict | None,

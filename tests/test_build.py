@@ -524,3 +524,29 @@ def test_a_cold_build_compiles_templates_and_pages_in_a_helper_the_same_as_here(
     run = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, str(ROOT), str(tmp_path)], capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+
+
+def test_a_build_freezes_what_is_loaded_while_it_runs_and_leaves_the_collector_as_it_found_it(tmp_path, monkeypatch):
+    """What is loaded when a build starts is frozen for its duration (full collections skip it), and given back
+    to the collector afterwards, even when the build fails, so that serve and a test session collect it again;
+    objects a caller froze itself stay frozen."""
+    import gc
+
+    seen = []
+
+    def failing(*args):
+        seen.append(gc.get_freeze_count())
+        raise UserError("stop")
+
+    monkeypatch.setattr(B, "_build", failing)
+    gc.unfreeze()
+    with pytest.raises(UserError):
+        B.build(ROOT, tmp_path / "out", cache=Cache(tmp_path / "cache"), workers=1)
+    assert seen[0] > 0 and gc.get_freeze_count() == 0
+    gc.freeze()  # the caller's own: left alone (unfrozen, the count would be 0)
+    try:
+        with pytest.raises(UserError):
+            B.build(ROOT, tmp_path / "out", cache=Cache(tmp_path / "cache"), workers=1)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
