@@ -378,8 +378,9 @@ def test_a_model_finds_its_contexts_in_any_order_the_export_lists_them():
 
 
 def test_the_array_lookup_of_short_contexts_finds_what_the_binary_search_and_the_dict_find(pairs, corpora):
-    # short context lengths look their keys up in an array (Model.DENSE), longer ones by binary search, and
-    # row(context) in a dict; all three must pick the same row, also for contexts holding unknown characters
+    # short context lengths look their keys up in an array (Model.DENSE), the next one up by its prefix's rank
+    # and last character, longer ones by binary search, and row(context) in a dict; all must pick the same
+    # row, also for contexts holding unknown characters
     import copy
 
     corpus = corpora[PROSE]
@@ -390,14 +391,19 @@ def test_the_array_lookup_of_short_contexts_finds_what_the_binary_search_and_the
         width = model.order - 1
         windows = np.stack([codes[i - width:i] for i in range(width, len(codes))])
         searched = copy.copy(model)
-        searched._dense, searched.DENSE = {}, 0
+        searched._dense, searched._by_prefix, searched.DENSE = {}, {}, 0
         assert np.array_equal(model.rows(windows), searched.rows(windows))
         for i in range(width, len(codes), 7):
             assert np.array_equal(model.rows(windows[i - width:i - width + 1])[0], model.row(text[i - width:i]))
-        assert model._dense and not searched._dense  # both ways were taken
+        assert model._dense and not searched._dense and not searched._by_prefix  # the ways were all taken
+        assert bool(model._by_prefix) == (model.base ** (model.order - 1) > model.DENSE)
         wrong = copy.copy(model)  # the comparison can fail: an array shifted by one place finds other rows
         wrong._dense = {length: np.roll(table, 1) for length, table in model._dense.items()}
         assert not np.array_equal(model.rows(windows), wrong.rows(windows))
+        if model._by_prefix:  # and so does a shifted array of (prefix, last character)
+            wrong = copy.copy(model)
+            wrong._by_prefix = {length: (a, np.roll(b, 1)) for length, (a, b) in model._by_prefix.items()}
+            assert not np.array_equal(model.rows(windows), wrong.rows(windows))
 
 
 def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):

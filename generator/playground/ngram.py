@@ -249,6 +249,7 @@ class Model:
         self._keys: list[np.ndarray] = []  # per context length, the kept contexts' keys, sorted
         self._contexts: list[tuple[str, np.ndarray]] = []  # and the export's contexts with where each went
         self._dense: dict[int, np.ndarray] = {}  # per short context length, key -> its place (or -1): see _places
+        self._by_prefix: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # and per longer one: _places_by_prefix
         counts = [len(level["followers"]) for level in export["levels"]]
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # where each level's rows start
         self._table = np.zeros((int(self._offsets[-1]), size))  # every kept context's row, level by level
@@ -350,8 +351,11 @@ class Model:
         n, width = codes.shape
         longest = min(self.order - 1, width)
         tail = codes[:, width - longest:]
-        known = tail >= 0
-        trailing = np.where(known.all(axis=1), longest, np.argmin(known[:, ::-1], axis=1)) if longest else np.zeros(n, int)
+        trailing = np.zeros(n, dtype=np.intp)  # how many characters at the end are known
+        going = np.ones(n, dtype=bool)
+        for j in range(longest - 1, -1, -1):
+            going &= tail[:, j] >= 0
+            trailing += going
         full = np.zeros(n, dtype=np.int64)
         for j in range(longest):
             full = full * self.base + np.maximum(tail[:, j], 0)
@@ -376,10 +380,33 @@ class Model:
                 dense = self._dense[length] = np.full(self.base ** length, -1, dtype=np.intp)
                 dense[table] = np.arange(len(table))
             return dense[keys]
+        if self.base ** (length - 1) <= self.DENSE:
+            return self._places_by_prefix(length, keys)
         if not len(table):
             return np.full(len(keys), -1, dtype=np.intp)
         place = np.minimum(np.searchsorted(table, keys), len(table) - 1)
         return np.where(table[place] == keys, place, -1)
+
+    def _places_by_prefix(self, length: int, keys: np.ndarray) -> np.ndarray:
+        """_places for a length too long for one array: the contexts sharing their first length - 1 characters
+        are neighbours in the sorted keys, so an array over those prefixes gives the prefix's rank, and an
+        array over (rank, last character) the place."""
+        tables = self._by_prefix.get(length)
+        if tables is None:
+            table = self._keys[length]
+            prefixes, first = _runs(table // self.base)
+            by_prefix = np.full(self.base ** (length - 1), -1, dtype=np.intp)
+            by_prefix[prefixes] = np.arange(len(prefixes))
+            rank = np.repeat(np.arange(len(prefixes)), np.diff(np.append(first, len(table))))
+            by_last = np.full(len(prefixes) * self.base, -1, dtype=np.intp)
+            by_last[rank * self.base + table % self.base] = np.arange(len(table))
+            tables = self._by_prefix[length] = (by_prefix, by_last)
+        by_prefix, by_last = tables
+        rank = by_prefix[keys // self.base]
+        place = np.full(len(keys), -1, dtype=np.intp)
+        ok = np.flatnonzero(rank >= 0)
+        place[ok] = by_last[rank[ok] * self.base + keys[ok] % self.base]
+        return place
 
     def bits_per_char(self, text: str) -> float:
         """Cross-entropy on text, each character predicted from the text before it (unknown characters skipped)."""
