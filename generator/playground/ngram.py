@@ -207,7 +207,7 @@ def fnv1a_32(data: bytes) -> int:
     that loop gives, from a few passes of numpy over the bytes instead of a Python step per byte.
 
     XOR with a byte changes only the low 8 bits of h: h XOR b = h + d with d = (l XOR b) - l, l = h mod 256.
-    So after n bytes h = offset * prime^n + sum_i d_i * prime^(n - i) mod 2^32, one vectorised sum once the
+    So after n bytes h = offset * prime^n + sum_i d_i * prime^(n - i) mod 2^32, a few vectorised dot products once the
     low bytes l_i are known. They follow l_(i+1) = (l_i XOR b_i) * prime mod 256, and as the prime is odd,
     bit k of that product is bit k of l_i XOR b_i flipped by a function of their lower bits alone
     (_FNV_STEP): given the bits below it, bit k of every l_i is a running XOR. Eight passes give all eight.
@@ -217,17 +217,32 @@ def fnv1a_32(data: bytes) -> int:
     if not n:
         return FNV_OFFSET
     low = np.zeros(n, dtype=np.uint8)  # l_i, filled in bit by bit
-    bits = np.empty(n, dtype=np.uint8)
+    bits, v, step = (np.empty(n, dtype=np.uint8) for _ in range(3))
     for k in range(8):
-        step = _FNV_STEP[k][low ^ b]  # bit k of l_(i+1) is bit k of l_i XOR step_i
+        np.bitwise_xor(low, b, out=v)
+        np.take(_FNV_STEP[k], v, out=step)  # bit k of l_(i+1) is bit k of l_i XOR step_i
         bits[0] = (FNV_OFFSET >> k) & 1
         np.bitwise_xor.accumulate(step[:-1], out=bits[1:])
-        bits[1:] ^= bits[0]
-        low |= bits << np.uint8(k)
-    d = ((low ^ b).astype(np.int64) - low).astype(np.uint64)  # mod 2^64: all arithmetic below wraps there
-    powers = np.cumprod(np.full(n, FNV_PRIME, dtype=np.uint64))[::-1]  # prime^n .. prime^1
-    total = int((d * powers).sum(dtype=np.uint64))
+        if bits[0]:
+            np.bitwise_xor(bits[1:], 1, out=bits[1:])
+        np.left_shift(bits, k, out=bits)
+        np.bitwise_or(low, bits, out=low)
+    np.bitwise_xor(low, b, out=v)  # d_i = v_i - l_i
+    powers = _fnv_powers()
+    block = len(powers)
+    total, scale = 0, 1  # scale: prime^(bytes after the block), mod 2^32
+    for end in range(n, 0, -block):  # block by block from the end, in 64-bit integers that wrap (2^32 divides 2^64)
+        start = max(end - block, 0)
+        tail = powers[block - (end - start):]
+        total += scale * (int(np.dot(v[start:end].astype(np.uint64), tail)) - int(np.dot(low[start:end].astype(np.uint64), tail)))
+        scale = scale * pow(FNV_PRIME, block, 1 << 32) & 0xFFFFFFFF
     return (FNV_OFFSET * pow(FNV_PRIME, n, 1 << 32) + total) & 0xFFFFFFFF
+
+
+@functools.cache
+def _fnv_powers(block: int = 1 << 15) -> np.ndarray:
+    """prime^block .. prime^1 mod 2^64, for fnv1a_32's sums."""
+    return np.cumprod(np.full(block, FNV_PRIME, dtype=np.uint64))[::-1].copy()
 
 
 class Model:
