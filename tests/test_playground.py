@@ -276,6 +276,13 @@ def test_tempered_rows_sum_left_to_right_as_the_one_row_sampler_does(pairs, corp
         assert np.array_equal(temper_rows(table, temperature), weights / np.cumsum(weights, axis=1)[:, -1:])
 
 
+def test_the_models_file_holds_the_export_dumped_once_and_the_page_json_no_models(built):
+    for kind in KINDS:
+        models = json.dumps(built["pairs"][kind]["models"], separators=(",", ":"), ensure_ascii=True)
+        assert pg.models_script(built, kind) == f"(window.PlaygroundModels = window.PlaygroundModels || {{}}).{kind} = {models};\n"
+    assert not {"models", "models_json"} & {n for p in pg.page_data(built)["pairs"].values() for n in p}
+
+
 def plain_fnv1a_32(data: bytes) -> int:
     h = 0x811C9DC5
     for byte in data:

@@ -182,6 +182,7 @@ def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_ste
     measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
     return {
         "models": pair,
+        "models_json": published,  # what assets/playground-models-KIND.js holds, made once, here
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
         "bits_per_char": held_out_bits(target, draft, corpus),
         "orders": {"target": orders.target, "draft": orders.draft, "min_count": orders.min_count},
@@ -281,12 +282,13 @@ def compare_kinds(measurements: dict) -> dict:
 def page_data(data: dict) -> dict:
     """What the page's inline JSON carries: no models (they load from their own files), no corpora."""
     data = {k: v for k, v in data.items() if k not in ("corpora", "licences")}
-    return {**data, "pairs": {k: {n: v for n, v in p.items() if n != "models"} for k, p in data["pairs"].items()}}
+    return {**data, "pairs": {k: {n: v for n, v in p.items() if n not in ("models", "models_json")}
+                              for k, p in data["pairs"].items()}}
 
 
 def models_script(data: dict, kind: str) -> str:
     """assets/playground-models-KIND.js: one exported pair, for a plain <script src> that also works from file://."""
-    pair = json.dumps(data["pairs"][kind]["models"], separators=(",", ":"), ensure_ascii=True)
+    pair = data["pairs"][kind]["models_json"]
     return f"(window.PlaygroundModels = window.PlaygroundModels || {{}}).{kind} = {pair};\n"
 
 
