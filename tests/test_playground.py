@@ -242,6 +242,14 @@ def test_encoding_gives_each_characters_place_in_the_vocabulary(text, vocab):
     assert encode(text + "\u00f1", vocab + "\u00f1").tolist() == plain + [len(vocab)]  # the same, not ASCII
 
 
+@pytest.mark.parametrize("text", ["", "ba\n\tab", "\x00\x7f a z", "caf\u00e9 \U0001F600", "abc" * 1000])
+def test_the_vocabulary_is_every_distinct_character_sorted(text):
+    from generator.playground.ngram import vocabulary
+
+    assert vocabulary(text) == "".join(sorted(set(text)))
+    assert vocabulary(text + "~") != "".join(sorted(set(text))) or "~" in text  # the check can fail
+
+
 def test_training_refuses_a_text_with_characters_outside_the_vocabulary():
     with pytest.raises(ValueError, match="outside the vocabulary"):
         train_export("abcab", "ab", 2, 1)

@@ -45,7 +45,14 @@ def split_held_out(text: str, share: float = HELD_OUT_SHARE) -> tuple[str, str]:
 
 def make_corpus(kind: str, text: str) -> Corpus:
     train, held_out = split_held_out(text)
-    return Corpus(kind, "".join(sorted(set(text))), train, held_out)
+    return Corpus(kind, vocabulary(text), train, held_out)
+
+
+def vocabulary(text: str) -> str:
+    """"".join(sorted(set(text))): every distinct character, by code point (for ASCII text, from a histogram)."""
+    if not text.isascii():
+        return "".join(sorted(set(text)))
+    return np.flatnonzero(np.bincount(np.frombuffer(text.encode("ascii"), dtype=np.uint8))).astype(np.uint8).tobytes().decode("ascii")
 
 
 def encode(text: str, vocab: str) -> np.ndarray:
