@@ -760,6 +760,22 @@ def test_the_accept_rule_is_written_once_exactly_and_once_in_floats():
         "min(Fraction(1), p / q)", "np.minimum(1.0, ratio)"]
 
 
+def test_rounds_sharing_their_first_rows_across_draft_lengths_commit_what_they_commit_alone(pairs, corpora):
+    # measure hands every K the rows of the first position from one memo (all rounds start from their context)
+    target, draft = (pg.tempered(m, 1.0) for m in pairs[PROSE])
+    contexts = pg.measurement_contexts(corpora[PROSE].held_out, corpora[PROSE].vocab, 4, 500, np.random.default_rng(2))
+    memo: dict = {}
+    for k in (1, 3, 8):
+        shared = pg.simulate_tempered(target, draft, contexts, k, np.random.default_rng(k), memo=memo)
+        alone = pg.simulate_tempered(target, draft, contexts, k, np.random.default_rng(k))
+        assert np.array_equal(shared.tokens, alone.tokens) and np.array_equal(shared.reached, alone.reached)
+    assert "first" in memo
+    other = pg.measurement_contexts(corpora[PROSE].held_out, corpora[PROSE].vocab, 4, 500, np.random.default_rng(3))
+    stale = pg.simulate_tempered(target, draft, other, 3, np.random.default_rng(3), memo=memo)  # the check can fail:
+    fresh = pg.simulate_tempered(target, draft, other, 3, np.random.default_rng(3))  # a memo of other contexts
+    assert not np.array_equal(stale.tokens, fresh.tokens)
+
+
 def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):
     import generator.analysis as analysis
 

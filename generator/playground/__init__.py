@@ -74,17 +74,28 @@ def tempered(model: Model, temperature: float) -> Model:
 
 
 def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int, rng: np.random.Generator,
-                      replacement_rule=None):
-    """simulate for models already tempered."""
-    draft_cdfs = row_cdfs(draft.table)  # once per kept context, not once per round
+                      replacement_rule=None, memo: dict | None = None):
+    """simulate for models already tempered. Calls with the same models and contexts may share a memo: the
+    draft's CDFs, and the rows at the first position, where every round starts from its context alone."""
+    memo = {} if memo is None else memo
+    if "draft_cdfs" not in memo:
+        memo["draft_cdfs"] = row_cdfs(draft.table)  # once per kept context, not once per round
+    draft_cdfs = memo["draft_cdfs"]
 
     def rows_at(j: int, going: np.ndarray, proposals: np.ndarray):
+        if j == 0 and j < k and "first" in memo:
+            return memo["first"]
         ctx = np.concatenate([contexts[going], proposals], axis=1)
         t = target.rows(ctx)
         if j == k:
             return t, None
         at = draft.lookup(ctx)
-        return t, draft.table[at], draft_cdfs[at]
+        rows = t, draft.table[at], draft_cdfs[at]
+        if j == 0:
+            for a in rows:
+                a.flags.writeable = False  # shared by every call: nobody may write into them
+            memo["first"] = rows
+        return rows
 
     kwargs = {} if replacement_rule is None else {"replacement_rule": replacement_rule}
     return simulate_batch(rows_at, k, contexts.shape[0], rng, **kwargs)
@@ -99,8 +110,9 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
     contexts = measurement_contexts(corpus.held_out, corpus.vocab, width, rounds, rng)
     per_k = []
     target, draft = tempered(target, temperature), tempered(draft, temperature)
+    memo: dict = {}
     for k in range(1, max_k + 1):
-        batch = simulate_tempered(target, draft, contexts, k, np.random.default_rng([seed, kind_index, k]))
+        batch = simulate_tempered(target, draft, contexts, k, np.random.default_rng([seed, kind_index, k]), memo=memo)
         verified = batch.reached[:k].sum(axis=1)
         kept = batch.accepted.sum(axis=1)
         per_k.append({
