@@ -310,6 +310,15 @@ def test_the_vectorised_fnv_hash_is_the_byte_by_byte_one():
         assert fnv1a_32(changed) != fnv1a_32(data)
 
 
+def test_counts_are_written_with_commas_as_str_writes_them():
+    from generator.playground.ngram import _commas
+
+    for numbers in ([], [0], [7, 10, 123456789012, 3], list(range(1000))):
+        assert _commas(numbers) == ",".join(map(str, numbers))
+    assert _commas([np.int64(5), 6]) == "5,6"  # numpy integers go the plain way
+    assert _commas([1, 2]) != "1, 2"  # the check can fail
+
+
 def test_the_count_digest_is_fnv_of_the_canonical_counts(built):
     export = built["pairs"]["code"]["models"]["draft"]
     parts = [str(export["order"]), str(export["min_count"])]

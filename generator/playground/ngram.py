@@ -198,9 +198,17 @@ def count_digest(export: dict) -> str:
     """FNV-1a (32-bit) over the export's counts in a canonical text form; playground-core.js computes the same."""
     parts = [str(export["order"]), str(export["min_count"])]
     for level in export["levels"]:
-        parts += [level["contexts"], ",".join(map(str, level["followers"])), level["next"],
-                  ",".join(map(str, level["counts"]))]
+        parts += [level["contexts"], _commas(level["followers"]), level["next"], _commas(level["counts"])]
     return f"{fnv1a_32('|'.join(parts).encode('utf-8')):08x}"
+
+
+def _commas(numbers: list[int]) -> str:
+    """",".join(map(str, numbers)) for integers, by the JSON encoder's loop (twice as quick; it writes an int
+    as str does), and by str where the encoder refuses an element (a numpy integer)."""
+    try:
+        return json.dumps(numbers, separators=(",", ":"))[1:-1]
+    except TypeError:
+        return ",".join(map(str, numbers))
 
 
 FNV_OFFSET, FNV_PRIME = 0x811C9DC5, 0x01000193
