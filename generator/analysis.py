@@ -380,7 +380,9 @@ def simulate_batch(
     rows_at(j, going, proposals) gives the target and draft rows at position j of the rounds still
     going (going: their indices, in order), one row each, once their first j proposals are known
     (proposals has shape (len(going), j)); at j = k it gives the bonus rows and None. It may add a
-    third item, the draft rows' row_cdfs, when it has them tabulated (they are not computed again). A round that
+    third item, the draft rows' row_cdfs, when it has them tabulated (they are not computed again); with it,
+    the rows before position k are only read as rows[index, tokens], rows[mask] and .shape, so they may be
+    a view that copies only what is read (playground.TableRows). A round that
     stopped is not asked about again: its later rows could not change what it committed, and each
     round's rows, draws and verdicts depend on that round alone, so leaving them out changes no token.
     """

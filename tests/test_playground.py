@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 import generator.playground as pg
-from generator.analysis import chi_square_p_value, leviathan_speedup, residual_rows, target_rows_resampler
+from generator.analysis import (
+    chi_square_p_value,
+    leviathan_speedup,
+    residual_rows,
+    simulate_batch,
+    target_rows_resampler,
+)
 from generator.build import load_inputs
 from generator.engine import Verdict
 from generator.playground.corpus import CorpusError, load_sources, read_text
@@ -783,6 +789,29 @@ def test_rounds_sharing_their_first_rows_across_draft_lengths_commit_what_they_c
     stale = pg.simulate_tempered(target, draft, other, 3, np.random.default_rng(3), memo=memo)  # the check can fail:
     fresh = pg.simulate_tempered(target, draft, other, 3, np.random.default_rng(3))  # a memo of other contexts
     assert not np.array_equal(stale.tokens, fresh.tokens)
+
+
+def test_rows_read_from_the_table_in_place_are_the_rows_copied_out(pairs, corpora):
+    # the measurement hands simulate_batch TableRows (table[at] without the copy): every way it reads them
+    # must give what the copied rows give, and whole simulations must commit the same tokens
+    target, draft = (pg.tempered(m, 1.0) for m in pairs[PROSE])
+    rng = np.random.default_rng(6)
+    at = rng.integers(0, len(target.table), 300)
+    rows, copied = pg.TableRows(target.table, at), target.table[at]
+    index, tokens, mask = np.arange(300), rng.integers(0, copied.shape[1], 300), rng.random(300) < 0.4
+    assert rows.shape == copied.shape and np.array_equal(np.asarray(rows), copied)
+    assert np.array_equal(rows[index, tokens], copied[index, tokens]) and np.array_equal(rows[mask], copied[mask])
+    assert not np.array_equal(pg.TableRows(target.table, at + 1)[index, tokens], copied[index, tokens])  # can fail
+    contexts = pg.measurement_contexts(corpora[PROSE].held_out, corpora[PROSE].vocab, 4, 400, rng)
+    for k in (1, 4, 8):
+        in_place = pg.simulate_tempered(target, draft, contexts, k, np.random.default_rng(k))
+
+        def copied_rows(j, going, proposals, k=k):
+            ctx = np.concatenate([contexts[going], proposals], axis=1)
+            return (target.rows(ctx), None) if j == k else (target.rows(ctx), draft.rows(ctx))
+
+        plain = simulate_batch(copied_rows, k, len(contexts), np.random.default_rng(k))
+        assert np.array_equal(in_place.tokens, plain.tokens) and np.array_equal(in_place.reached, plain.reached)
 
 
 def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):

@@ -86,19 +86,36 @@ def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int,
         if j == 0 and j < k and "first" in memo:
             return memo["first"]
         ctx = np.concatenate([contexts[going], proposals], axis=1)
-        t = target.rows(ctx)
         if j == k:
-            return t, None
+            return target.rows(ctx), None
         at = draft.lookup(ctx)
-        rows = t, draft.table[at], draft_cdfs[at]
+        rows = TableRows(target.table, target.lookup(ctx)), TableRows(draft.table, at), draft_cdfs[at]
         if j == 0:
-            for a in rows:
-                a.flags.writeable = False  # shared by every call: nobody may write into them
+            rows[2].flags.writeable = False  # shared by every call: nobody may write into it
             memo["first"] = rows
         return rows
 
     kwargs = {} if replacement_rule is None else {"replacement_rule": replacement_rule}
     return simulate_batch(rows_at, k, contexts.shape[0], rng, **kwargs)
+
+
+class TableRows:
+    """table[at], read without copying it: the entries simulate_batch reads (rows[index, tokens]) and the
+    whole rows of the rounds it asks for (rows[mask]); anything else gets the full array (np.asarray)."""
+
+    def __init__(self, table: np.ndarray, at: np.ndarray) -> None:
+        self.table, self.at = table, at
+        self.shape = (len(at), table.shape[1])
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            rows, columns = key
+            return self.table[self.at[rows], columns]
+        return self.table[self.at[key]]
+
+    def __array__(self, dtype=None, copy=None):
+        rows = self.table[self.at]
+        return rows if dtype is None else rows.astype(dtype)
 
 
 def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
