@@ -224,6 +224,10 @@ class ValueMemo:
     def put(self, key, value) -> None:
         self.new[key] = value
 
+    def items(self):
+        """Every (key, value) known: this build's, then earlier ones'."""
+        return ({**self.old, **self.new}).items()
+
     def save(self) -> None:
         merged = dict(self.new)
         for key, value in self.old.items():

@@ -211,14 +211,64 @@ def _mathml(content: str, display: str) -> str:
             return kept
     mathml = _SEEN_MATHML.get(key)
     if mathml is None:
-        from latex2mathml.converter import convert as latex_to_mathml  # imported by the first new formula
+        mathml = _renumbered(content, display, memo)
+        if mathml is None:
+            from latex2mathml.converter import convert as latex_to_mathml  # imported by the first new formula
 
-        mathml = latex_to_mathml(content, display=display)
+            mathml = latex_to_mathml(content, display=display)
+            _learn_shape(content, display, mathml)
         if len(_SEEN_MATHML) < 4096:
             _SEEN_MATHML[key] = mathml
     if memo is not None:
         memo.put(key, mathml)
     return mathml
+
+
+# A formula that differs from one converted before only in its numbers (a data edit: "c = 1/10" becomes
+# "c = 1/13") is converted by writing its numbers into the earlier MathML: latex2mathml reads a number the
+# same whatever its digits (one token, one <mn>), unless it sits where one digit alone is an argument
+# (x^12 is x^{1}2, \frac12 is \frac{1}{2}) or reads as a dimension (2pt). _shape leaves those out, and an
+# earlier formula is used only if its MathML holds its numbers, in order, as plain <mn> elements and no
+# other <mn> (tests/test_render.py checks the result against latex2mathml's).
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_MN = re.compile(r"<mn>([0-9.]+)</mn>")
+_SHAPES: dict[tuple[str, str], str] = {}  # (formula with its numbers as 0, display) -> an earlier MathML
+_SHAPES_FROM = [None]  # the memo whose formulas _SHAPES holds
+_ONE_DIGIT_ARGUMENT = re.compile(r"(?:\\[cdt]?frac[\s.]*|[\\^_]\s*)$")  # what a lone digit after it belongs to
+
+
+def _shape(tex: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the formula with every number written as 0, its numbers), or None where a number's digits could
+    change how it is read: right after ^, _, a backslash or \\frac (one digit alone is the argument), or
+    before a letter (2pt is a dimension); or where there is no number."""
+    numbers = []
+    for m in _NUMBER.finditer(tex):
+        if _ONE_DIGIT_ARGUMENT.search(tex, 0, m.start()) or tex[m.end():].lstrip()[:1].isalpha():
+            return None
+        numbers.append(m.group(0))
+    return (_NUMBER.sub("0", tex), tuple(numbers)) if numbers else None
+
+
+def _learn_shape(tex: str, display: str, mathml: str) -> None:
+    found = _shape(tex)
+    if found is not None and tuple(_MN.findall(mathml)) == found[1] and len(_SHAPES) < 4096:
+        _SHAPES.setdefault((found[0], display), mathml)
+
+
+def _renumbered(tex: str, display: str, memo) -> str | None:
+    """The MathML of an earlier formula of the same shape with this formula's numbers, or None."""
+    found = _shape(tex)
+    if found is None:
+        return None
+    if memo is not None and _SHAPES_FROM[0] is not memo:  # what earlier builds converted, once per build
+        _SHAPES_FROM[0] = memo
+        for (known, known_display), known_mathml in memo.items():
+            _learn_shape(known, known_display, known_mathml)
+    earlier = _SHAPES.get((found[0], display))
+    if earlier is None:
+        return None
+    numbers = iter(found[1])
+    return _MN.sub(lambda m: f"<mn>{next(numbers)}</mn>", earlier)
 
 
 def _group(tex: str, i: int) -> tuple[str, int]:

@@ -1,10 +1,13 @@
 """Markdown + Jinja rendering, and how a broken page or template is reported."""
+import re
 import subprocess
 import sys
 from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
 
@@ -109,3 +112,61 @@ def test_a_broken_template_names_the_template_and_its_line(project):
     result = build_in(project)
     assert result.returncode == 2
     assert "widgets/broken.html: line 2: " in result.stderr and "no_such_thing" in result.stderr
+
+
+def _formulas() -> list[str]:
+    """The site's formulas as its pages write them, each number a page fills in written as 3/8; and some whose
+    numbers latex2mathml reads by their digits, or does not show as numbers."""
+    from support import ROOT
+
+    md, found = markdown_renderer(), []
+    for path in sorted((ROOT / "site_src" / "pages").glob("*.md")):
+        for tok in md.parse(path.read_text(encoding="utf-8")):
+            for t in [tok, *(tok.children or [])]:
+                if t.type.startswith("math") and "{%" not in t.content:
+                    found.append(re.sub(r"\{\{.*?\}\}", "3/8", t.content))
+    return sorted(set(found)) + ["x^12 + 1", "x_12", "\\frac12 + 3", "\\frac 1 2", "2pt + 1", "\\text{3} + 1", ".5 + 1",
+                                 "1.25.5", "\\sqrt[3]{2}", "\\mathbb{1} + 2", "-3 + 4.5", "x_{12} + y^{3}", "10^{-3}"]
+
+
+@given(data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_formula_renumbered_from_an_earlier_one_of_its_shape_is_what_latex2mathml_makes(data):
+    """A data edit changes numbers inside formulas; the MathML is then the earlier formula's with the new numbers
+    written in. For the site's formulas, and for ones whose numbers latex2mathml reads by their digits (x^12 is
+    x^{1}2, \\frac12 is \\frac{1}{2}, 2pt a dimension) or shows otherwise, either nothing is reused or the result
+    equals latex2mathml's."""
+    from latex2mathml.converter import convert
+
+    from generator import pages
+
+    formulas = _formulas()
+    tex = data.draw(st.sampled_from(formulas))
+    display = data.draw(st.sampled_from(["inline", "block"]))
+    number = st.integers(0, 10**6).map(str) | st.tuples(st.integers(0, 999), st.integers(0, 999)).map("{0[0]}.{0[1]}".format)
+    count = len(pages._NUMBER.findall(tex))
+    new_numbers = iter(data.draw(st.lists(number, min_size=count, max_size=count)))
+    new = pages._NUMBER.sub(lambda m: next(new_numbers), tex)
+    pages._SHAPES.clear()
+    pages._learn_shape(tex, display, convert(tex, display=display))
+    reused = pages._renumbered(new, display, None)
+    if reused is not None:
+        assert reused == convert(new, display=display), (tex, new)
+
+
+@pytest.mark.parametrize("earlier, new, reused", [
+    ("c = 1/10", "c = 1/13", True), ("K = 4", "K = 12", True), ("p = 3/8 \\times 2/3", "p = 1/8 \\times 20/3", True),
+    ("x^12 + 1", "x^34 + 1", False), ("x_12", "x_3", False), ("\\frac12 + 3", "\\frac34 + 3", False),  # one digit alone
+    ("\\frac 1 2", "\\frac 13 2", False), ("2pt + 1", "3pt + 1", False),  # an argument, a dimension
+    ("\\text{3} + 1", "\\text{4} + 1", False),  # a number latex2mathml does not show as a number
+])
+def test_which_formulas_are_renumbered_and_which_are_converted(earlier, new, reused):
+    from latex2mathml.converter import convert
+
+    from generator import pages
+
+    pages._SHAPES.clear()
+    pages._learn_shape(earlier, "inline", convert(earlier, display="inline"))
+    got = pages._renumbered(new, "inline", None)
+    assert (got is not None) == reused
+    assert got is None or got == convert(new, display="inline")
