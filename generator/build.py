@@ -152,7 +152,25 @@ def installed(lib: str) -> tuple[str, str]:
     except metadata.PackageNotFoundError:
         return ("absent", "")
     folder = getattr(dist, "_path", None)
-    return (dist.version, os.path.join(str(folder), "METADATA") if folder is not None else "")
+    if folder is None:
+        return (dist.version, "")
+    path = os.path.join(str(folder), "METADATA")
+    return (_header_version(path) or dist.version, path)
+
+
+def _header_version(path: str) -> str | None:
+    """The Version field of a METADATA file, read from its header alone: dist.version parses the whole file
+    (matplotlib's takes 3 ms). None where the header has none (dist.version then says)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    return None
+                if line.startswith("Version:"):
+                    return line[len("Version:"):].strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def library_versions(root: Path, memo: StatMemo | None = None) -> dict[str, tuple[str, str]]:

@@ -550,3 +550,23 @@ def test_a_build_freezes_what_is_loaded_while_it_runs_and_leaves_the_collector_a
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_library_versions_are_read_off_the_metadata_header_as_importlib_metadata_reads_them(tmp_path):
+    """installed() reads a library's Version from its METADATA header alone (not the whole file): the same as
+    importlib.metadata for every library the key names; a header without one, or a Version line in the body,
+    gives nothing (importlib.metadata then says)."""
+    from importlib import metadata
+
+    for lib in B.LIBRARIES:
+        try:
+            expected = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            expected = "absent"
+        assert B.installed(lib)[0] == expected, lib
+    header = tmp_path / "METADATA"
+    header.write_text("Metadata-Version: 2.1\nName: x\nVersion: 1.2.post3\n\nVersion: 9\n", encoding="utf-8")
+    assert B._header_version(str(header)) == "1.2.post3"
+    header.write_text("Metadata-Version: 2.1\nName: x\n\nVersion: 9\n", encoding="utf-8")
+    assert B._header_version(str(header)) is None
+    assert B._header_version(str(tmp_path / "missing")) is None
