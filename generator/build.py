@@ -105,13 +105,29 @@ def corpus_files(settings, base: Path, memo: StatMemo | None = None, watch: tupl
         if not package:
             found += [Path(p) for p in glob.glob(str(base / pattern)) if Path(p).is_file()]
             continue
-        if memo is None:
-            found += [Path(p) for p in package_files(package, pattern)]
-        else:
+        listed = _THIS_BUILD["listed"].get((package, pattern)) if _THIS_BUILD else None
+        if listed is None and memo is None:
+            listed = package_files(package, pattern)
+        elif listed is None:
             listed = memo.remember(("corpus", package, pattern), watch,
                                    lambda package=package, pattern=pattern: package_files(package, pattern))
-            found += [Path(p) for p in listed]
+        if _THIS_BUILD:
+            _THIS_BUILD["listed"][(package, pattern)] = listed
+        found += [Path(p) for p in listed]
     return found
+
+
+# What a build has found once and the playground stage needs again, for that build only (build() sets it):
+# a package corpus's file list (the playground's key would list it again, importing importlib.metadata
+# on a build that had it from the memo) and each input file's digest (input_digests reads every corpus
+# file; the playground's key would hash them again).
+_THIS_BUILD: dict = {}
+
+
+def file_sha256(path: Path) -> str:
+    """A file's SHA-256 (hex), as input_digests found it in this build, or read now."""
+    known = _THIS_BUILD["digests"].get(os.path.abspath(path)) if _THIS_BUILD else None
+    return known.hex() if known is not None else hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def corpus_folders(settings, base: Path) -> list[str]:
@@ -234,6 +250,8 @@ def input_digests(root: Path, used: dict[str, bytes] | None = None, memo: StatMe
             file_digest = memo.remember(("sha256", str(path)), (str(path),), lambda p=str(path): _file_digest(p))
         else:
             file_digest = _file_digest(str(path))
+        if _THIS_BUILD and file_digest is not None:
+            _THIS_BUILD["digests"][str(path)] = file_digest
         if file_digest is None:  # missing or unreadable: the build itself will say so in one line
             file_digest = hashlib.sha256(b"\0missing").digest()
         entry = f"{name}\0".encode() + file_digest
@@ -321,7 +339,7 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     cost = profiles.cost_model
     # the corpora by the files they are read from (reading them means parsing whole books), and no cost
     # model: it only prices the measured rounds (playground.repriced)
-    sources = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in corpus_files(settings, base))
+    sources = sorted((p.name, file_sha256(p)) for p in corpus_files(settings, base))
     key = digest(
         "playground", sources, settings, source_digest(*closure("PLAYGROUND_MODULES")), package_version("numpy"),
         sys.version_info[:2],
@@ -705,6 +723,7 @@ def build(
     frozen = gc.get_freeze_count() == 0
     if frozen:
         gc.freeze()
+    _THIS_BUILD.update(listed={}, digests={})
     try:
         start_compiling(root, cache, workers)
         memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
@@ -723,6 +742,7 @@ def build(
         for helper in _COMPILING:
             helper.stop()
         _COMPILING.clear()
+        _THIS_BUILD.clear()
         if frozen:  # a process that goes on (serve, tests) collects it all again
             gc.unfreeze()
 
