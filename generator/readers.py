@@ -183,11 +183,19 @@ def _join(path: list[str]) -> str:
 _MEMO = None  # text -> pickled value, across builds (build.py installs a cache.ValueMemo); None: parse
 
 
+_UNKEPT: dict[str, bytes] = {}  # parsed while no memo was installed (a cold build reads site.yaml first)
+
+
 def use_memo(memo) -> None:
     """Parse results kept by the text parsed (the value depends on nothing else; messages, which name the
-    source, are never kept), so a build that reads the same site.yaml and front matter again parses nothing."""
+    source, are never kept), so a build that reads the same site.yaml and front matter again parses nothing.
+    What was parsed before the memo was installed goes into it too."""
     global _MEMO
     _MEMO = memo
+    if memo is not None:
+        for text, kept in _UNKEPT.items():
+            memo.put(text, kept)
+    _UNKEPT.clear()
 
 
 def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
@@ -203,6 +211,8 @@ def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError
         raise _as(error, exc) from None
     if memo is not None:
         memo.put(text, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    elif len(_UNKEPT) < 64:
+        _UNKEPT[text] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     return value
 
 

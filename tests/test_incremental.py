@@ -168,3 +168,27 @@ def test_a_number_edit_writes_its_new_numbers_into_formulas_converted_before_wit
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:2] == ["1", "True"]
+
+
+def test_what_a_cold_build_parses_before_its_yaml_memo_is_installed_is_kept_too(built, tmp_path, tmp_path_factory):
+    """A cold build reads site.yaml before its YAML memo is installed (to start compiling the templates at once);
+    that parse is kept all the same, so the next text edit parses no YAML. Negative control: new front matter."""
+    folder = tmp_path / "cache"  # no compiled templates (so the build starts as a cold one does) and no memo
+    shutil.copytree(shared_cache(tmp_path_factory).directory, folder, ignore=shutil.ignore_patterns("jinja", "memo", "site"))
+    root = copy_project(tmp_path / "p")
+    code = (
+        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
+        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(folder)!r})))\n"
+        "print(r.pages_rendered, 'yaml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = middle_page(root)
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "False"]
+    page.write_text(page.read_text(encoding="utf-8").replace("\ndescription: ", "\ndescription: New. ", 1), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[1] == "True"
