@@ -184,7 +184,7 @@ def test_what_a_cold_build_parses_before_its_yaml_memo_is_installed_is_kept_too(
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     page = middle_page(root)
-    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence written after a cold start.\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "False"]
