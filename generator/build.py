@@ -604,9 +604,9 @@ def jinja_bytecode(cache: Cache) -> Path | None:
 
 def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     """Import the page renderer and compile every template and page into the bytecode cache, so that the pages
-    stage, which runs last and on one core, only loads them. Called while the figure workers draw; on a cold
-    build a helper started with the build (start_compiling) has done the compiling, so this waits for it. A
-    template that does not compile is left for the pages stage to report."""
+    stage, which runs last and on one core, only loads them. Called while the playground's helpers train; on
+    a cold build a helper started with the build (start_compiling) has done the compiling, so this waits for
+    it. A template that does not compile is left for the pages stage to report."""
     if _settle_compiling():  # a cold build: no formula has been converted yet either
         from . import pages  # noqa: F401  (the renderer's imports, here rather than in the last stage)
 
