@@ -654,6 +654,8 @@ def start_compiling(root: Path, cache: Cache, workers: int | None = None) -> Non
     except UserError:
         return
     if (workers or config.build.workers) > 1 and (root / "site_src" / "templates").is_dir() and _can_fork():
+        from . import pages  # noqa: F401  (imported once, before the fork: this process renders with it later)
+
         _COMPILING.append(Helper(compile_pages, (root, config, cache)))
 
 
