@@ -17,7 +17,7 @@ from fractions import Fraction
 from math import exp, lgamma, log, nan
 from typing import TYPE_CHECKING
 
-from .engine import Row, excess, overlap, run_round
+from .engine import Round, Row, excess, overlap, run_round
 from .lazy import lazy_numpy
 
 np = lazy_numpy(globals())
@@ -870,12 +870,14 @@ def authored_frame_count(target_rows: Sequence[Row], draft_rows: Sequence[Row], 
     return (k + 3, k + 3)
 
 
-def numbers_table(profiles, seed: int) -> list[dict]:
-    """Per draft profile, the exact figures as fraction strings: the shape of `numbers --json` and numbers.json."""
+def numbers_table(profiles, seed: int, authored_rounds: Sequence[Round] | None = None) -> list[dict]:
+    """Per draft profile, the exact figures as fraction strings: the shape of `numbers --json` and numbers.json.
+    `authored_rounds`: each draft's authored round under `seed`, when already run (the facts hold them)."""
     out = []
-    for draft in profiles.drafts:
+    for i, draft in enumerate(profiles.drafts):
         n = summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-        authored = run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
+        authored = authored_rounds[i] if authored_rounds is not None else run_round(
+            profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
         out.append({
             "id": draft.id,
             "accept_rates": [str(a) for a in n.accept_rates],

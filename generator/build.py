@@ -271,9 +271,11 @@ def site_key(root: Path) -> str:
     return input_digests(root)[0]
 
 
-def load_inputs(root: Path, config_path: Path | None = None, check: bool = True) -> tuple[SiteConfig, Profiles]:
+def load_inputs(root: Path, config_path: Path | None = None, check: bool = True, cache: Cache | None = None
+                ) -> tuple[SiteConfig, Profiles]:
     """site.yaml and the profiles it names; check=False leaves out the checks `validate` runs on what the
-    pages need (a build skips them only when these exact bytes passed them before: see numbers_stage)."""
+    pages need (a build skips them only when these exact bytes passed them before: see numbers_stage).
+    With a cache, the authored rounds the checks run are kept (memo), and the facts reuse them."""
     from .profiles import load_profiles
 
     config = read_config(config_path or root / "data" / "site.yaml")
@@ -281,7 +283,8 @@ def load_inputs(root: Path, config_path: Path | None = None, check: bool = True)
     if check:
         from .requirements import check_profiles
 
-        check_profiles(profiles, config.seeds.authored_round)  # the same checks `validate` runs
+        # the same checks `validate` runs
+        check_profiles(profiles, config.seeds.authored_round, memo(cache) if cache is not None else None)
     return config, profiles
 
 
@@ -320,7 +323,7 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     from .facts import build_facts
 
     facts = build_facts(profiles, config, memo(cache))
-    numbers = analysis.numbers_table(profiles, config.seeds.authored_round)
+    numbers = analysis.numbers_table(profiles, config.seeds.authored_round, [p.authored_round for p in facts.profiles])
     cache.store("facts", key, (facts, numbers))
     return facts, numbers
 
@@ -845,7 +848,7 @@ def numbers_stage(
     """Facts, figures, the card and the playground: the output files they make and what pages read of them."""
     stage = FigureStage(cache, workers or read_config(root / "data" / "site.yaml").build.workers, progress)
     try:
-        config, profiles = report.timed("load", lambda: load_inputs(root))
+        config, profiles = report.timed("load", lambda: load_inputs(root, cache=cache))
         # on a cold build the playground's two kinds train in helpers while this process goes on
         trained = report.timed("playground", lambda: playground(config, profiles, cache, stage))
         if progress:

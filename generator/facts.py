@@ -19,7 +19,7 @@ from .config import RooflineSource, SiteConfig
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .lazy import lazy_numpy
 from .profiles import Draft, Profiles
-from .requirements import AUTHORED_FACTS
+from .requirements import AUTHORED_FACTS, authored_rounds
 
 np = lazy_numpy(globals())
 
@@ -253,8 +253,9 @@ class FigureRef:
 T = TypeVar("T")
 # memo(kind, inputs, compute): compute(), or a result kept from an earlier call with the same kind and
 # inputs. The slow parts that depend only on their seeds and sizes (the random-profile Monte Carlo, the
-# random identity pairs) and those that depend only on the distributions (the authored Monte Carlo)
-# go through it with exactly those inputs, so the build can keep them across edits to anything else.
+# random identity pairs) and those that depend only on the distributions (the authored Monte Carlo, the
+# authored and seeded rounds, the error slopes) go through it with exactly those inputs, so the build can
+# keep them across edits to anything else: an edit to the cost model then draws nothing (nor imports numpy).
 Memo = Callable[[str, tuple, Callable[[], T]], T]
 
 
@@ -341,17 +342,31 @@ def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...
     return tuple(out)
 
 
-def profile_facts(
-    profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase
-) -> ProfileFacts:
-    n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-    authored = run_round(
-        profiles.target, draft.distributions, np.random.default_rng(config.seeds.authored_round), draft.proposals
-    )
+def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: int
+                  ) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...]]:
+    """(sampled_rounds, drawn_rounds) of the draft at `index`: one seeded stream serves both."""
     mc = config.monte_carlo
     seed = config.seeds.sampled_rounds + index
     stream = RoundStream(profiles, draft, seed, max(mc.sampled_rounds, mc.sampled_stream_rounds))
     sampled = sampled_rounds(profiles, draft, mc.sampled_rounds, seed, mc.sampled_stream_rounds, stream)
+    return sampled, drawn_rounds(profiles, draft, seed, mc.sampled_rounds, mc.sampled_stream_rounds, stream)
+
+
+def profile_facts(
+    profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase, authored: Round,
+    memo: Memo = no_memo,
+) -> ProfileFacts:
+    """A draft's facts, given its authored round (requirements.authored_rounds). The seeded rounds and the error
+    slope go through `memo` keyed by what they depend on, which the cost model is not."""
+    n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
+    mc = config.monte_carlo
+    sampled, drawn = memo(
+        "seeded-rounds",
+        (profiles.target, draft.distributions, config.seeds.sampled_rounds + index, mc.sampled_rounds,
+         mc.sampled_stream_rounds),
+        lambda: seeded_rounds(profiles, draft, config, index),
+    )
+    curves = [c.error_curve for c in convergence.checks]
     partials = [Fraction(1)]
     for a in n.accept_rates:
         partials.append(partials[-1] * a)
@@ -362,12 +377,11 @@ def profile_facts(
         expected_tokens=n.expected_tokens, expected_tokens_partial_products=n.expected_tokens_partial_products,
         partial_products=tuple(partials), expected_accepted_drafts=n.expected_accepted_drafts,
         round_cost=n.round_cost, speedup=n.speedup,
-        authored_round=authored, sampled_rounds=sampled,
-        drawn_rounds=drawn_rounds(profiles, draft, seed, mc.sampled_rounds, mc.sampled_stream_rounds, stream),
+        authored_round=authored, sampled_rounds=sampled, drawn_rounds=drawn,
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
-        error_slope=mean_loglog_slope([c.error_curve for c in convergence.checks]),
+        error_slope=memo("loglog-slope", (curves,), lambda: mean_loglog_slope(curves)),
     )
 
 
@@ -437,7 +451,8 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     return ConvergenceFacts(
         rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
         random_slowest=slowest,
-        random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
+        random_error_slope=memo("loglog-slope", ([c.error_curve for c in slowest],),
+                                lambda: mean_loglog_slope([c.error_curve for c in slowest])),
         tests=tests, family_alpha=family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),
@@ -549,8 +564,10 @@ def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction
 
 def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
     conv = convergence_facts(profiles, config, memo)
+    authored = authored_rounds(profiles, config.seeds.authored_round, memo)
     drafts = tuple(
-        profile_facts(profiles, d, config, i, case) for i, (d, case) in enumerate(zip(profiles.drafts, conv.authored))
+        profile_facts(profiles, d, config, i, case, round_, memo)
+        for i, (d, case, round_) in enumerate(zip(profiles.drafts, conv.authored, authored))
     )
     cm, k = profiles.cost_model, profiles.k
     cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
-
 from . import analysis
 from .engine import Row, accept_probability, residual
+from .lazy import lazy_numpy
 from .profiles import CostModel
+
+np = lazy_numpy(globals())  # the parity vectors' seeded draws only: the page's data needs none
 
 # The sizes a what-if state may have; what-if-core.js holds the same numbers and the vectors check it.
 MIN_TOKENS, MAX_TOKENS = 2, 8
