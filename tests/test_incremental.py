@@ -50,6 +50,10 @@ EDITS = {
     "a draft probability": lambda root: replace_once(
         root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]', '["2/8", "1/8", "1/8", "0",   "3/8", "1/8"]'),
     "a site setting": lambda root: replace_once(root / "data" / "site.yaml", "peak_tflops: 312", "peak_tflops: 400"),
+    # the authored and seeded rounds are kept apart from the facts, under their seeds among their inputs
+    "the rounds' seeds": lambda root: replace_once(
+        root / "data" / "site.yaml", "authored_round: 2020 ", "authored_round: 2021 ") or replace_once(
+        root / "data" / "site.yaml", "sampled_rounds: 7 ", "sampled_rounds: 8 "),
 }
 
 
@@ -86,12 +90,42 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "0", "[]"]
-    # negative control: a number edit no other test makes brings numpy in and renders every page
-    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/7"')
+    # negative control: an edit to a draft's probabilities no other test makes brings numpy in (its rounds are
+    # drawn again) and renders every page
+    replace_once(root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]',
+                 '["2/8", "1/8", "0",   "1/8", "3/8", "1/8"]')
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     pages, _, modules = done.stdout.split(maxsplit=2)
     assert int(pages) > 1 and "numpy" in modules
+
+
+def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, tmp_path_factory):
+    """The cost model prices rounds but decides none: the authored and seeded rounds, the error slopes and the
+    playground's measured rounds are kept under what they depend on, so a draft-step edit (the bench's
+    one-number edit) reprices them and renders every page without numpy. Negative control: the same edit
+    with the cache's kept rounds removed draws them again, with numpy."""
+    root = copy_project(tmp_path / "p")
+    cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
+    code = (
+        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
+        "r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))\n"
+        "print(r.pages_rendered, r.facts_reused, 'numpy' in sys.modules)"
+    )
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/9"')
+    done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", cache_dir], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    pages, reused, numpy = done.stdout.split()
+    assert int(pages) > 1 and reused == "False" and numpy == "False"
+    folder = tmp_path / "cache"  # negative control: no kept rounds (nor the finished facts, pages and site)
+    shutil.copytree(cache_dir, folder, ignore=shutil.ignore_patterns(
+        "authored-round", "seeded-rounds", "facts", "numbers", "render-inputs", "pages", "site"))
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/9"', '"draft_step": "1/6"')
+    done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", folder], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[2] == "True"
 
 
 LIGHT_PATH_UNNEEDED = ("yaml", "latex2mathml", "importlib.metadata", "multiprocessing", "urllib.request")

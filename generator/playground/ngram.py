@@ -18,7 +18,9 @@ import functools
 import json
 from dataclasses import dataclass
 
-import numpy as np
+from ..lazy import lazy_numpy
+
+np = lazy_numpy(globals())  # numpy at first use: the build's constants (KINDS) need none
 
 PROSE, CODE = "prose", "code"
 KINDS = (PROSE, CODE)
@@ -212,9 +214,13 @@ def _commas(numbers: list[int]) -> str:
 
 
 FNV_OFFSET, FNV_PRIME = 0x811C9DC5, 0x01000193
-# _FNV_STEP[k][v]: bit k of v XOR bit k of (v mod 2^k) * FNV_PRIME, for bytes v (see fnv1a_32)
-_FNV_STEP = [np.array([((v >> k) ^ (((v & ((1 << k) - 1)) * FNV_PRIME) >> k)) & 1 for v in range(256)], np.uint8)
-             for k in range(8)]
+
+
+@functools.cache
+def _fnv_step() -> list:
+    """[k][v]: bit k of v XOR bit k of (v mod 2^k) * FNV_PRIME, for bytes v (see fnv1a_32)."""
+    return [np.array([((v >> k) ^ (((v & ((1 << k) - 1)) * FNV_PRIME) >> k)) & 1 for v in range(256)], np.uint8)
+            for k in range(8)]
 
 
 def fnv1a_32(data: bytes) -> int:
@@ -225,7 +231,7 @@ def fnv1a_32(data: bytes) -> int:
     So after n bytes h = offset * prime^n + sum_i d_i * prime^(n - i) mod 2^32, a few vectorised dot products once the
     low bytes l_i are known. They follow l_(i+1) = (l_i XOR b_i) * prime mod 256, and as the prime is odd,
     bit k of that product is bit k of l_i XOR b_i flipped by a function of their lower bits alone
-    (_FNV_STEP): given the bits below it, bit k of every l_i is a running XOR. Eight passes give all eight.
+    (_fnv_step): given the bits below it, bit k of every l_i is a running XOR. Eight passes give all eight.
     """
     b = np.frombuffer(data, dtype=np.uint8)
     n = len(b)
@@ -235,7 +241,7 @@ def fnv1a_32(data: bytes) -> int:
     bits, v, step = (np.empty(n, dtype=np.uint8) for _ in range(3))
     for k in range(8):
         np.bitwise_xor(low, b, out=v)
-        np.take(_FNV_STEP[k], v, out=step)  # bit k of l_(i+1) is bit k of l_i XOR step_i
+        np.take(_fnv_step()[k], v, out=step)  # bit k of l_(i+1) is bit k of l_i XOR step_i
         bits[0] = (FNV_OFFSET >> k) & 1
         np.bitwise_xor.accumulate(step[:-1], out=bits[1:])
         if bits[0]:

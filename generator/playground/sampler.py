@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
+from ..lazy import lazy_numpy
 from .ngram import Model
+
+np = lazy_numpy(globals())
 
 __all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw"]
 
