@@ -11,7 +11,6 @@ import operator
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from math import exp, lgamma, log, nan
@@ -849,6 +848,8 @@ def convergence_suite(
         case_id, label, target, drafts = case
         checks = convergence(target, drafts, rounds, rng, replacement_rule)
         return ConvergenceCase(case_id, label, acceptance_rates(target, drafts), checks)
+
+    from concurrent.futures import ThreadPoolExecutor  # its imports (logging and more) only where it runs
 
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         return tuple(pool.map(one, cases, children))

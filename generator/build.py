@@ -479,10 +479,11 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
     from .publish import CARD_FILE, numbers_csv
 
     files: dict[str, bytes] = {}
+    dark = {name: dark_svg(figure.svg) for name, figure in inputs.figures.items()}  # once: the manifest hashes them
     for name, figure in inputs.figures.items():
         files[f"figures/{name}.svg"] = figure.svg.encode("utf-8")
-        files[f"figures/{name}.dark.svg"] = dark_svg(figure.svg).encode("utf-8")
-    files["figures/manifest.json"] = manifest(inputs.figures, inputs.plan, code).encode("utf-8")
+        files[f"figures/{name}.dark.svg"] = dark[name].encode("utf-8")
+    files["figures/manifest.json"] = manifest(inputs.figures, inputs.plan, code, dark).encode("utf-8")
     summary = {"profiles": numbers}
     playground_data = inputs.playground
     if playground_data is not None:
@@ -685,13 +686,16 @@ def render_standalone(env, name: str, variables: dict) -> bytes:
         raise template_error(exc, getattr(exc, "filename", None) or f"site_src/templates/{name}") from None
 
 
-def manifest(figures: dict[str, RenderedFigure], plan: tuple[FigureRef, ...], code: str) -> str:
-    """What a reviewer compares between two builds; "inputs" tells a data change from a drawing-code change."""
+def manifest(figures: dict[str, RenderedFigure], plan: tuple[FigureRef, ...], code: str,
+             dark: dict[str, str] | None = None) -> str:
+    """What a reviewer compares between two builds; "inputs" tells a data change from a drawing-code change.
+    `dark`: each figure's dark_svg, when already made."""
     refs = {ref.name: ref for ref in plan}
+    dark = dark if dark is not None else {name: dark_svg(f.svg) for name, f in figures.items()}
     entries = {
         name: {"file": f"{name}.svg", "caption": f.caption, "alt": f.alt,
                "sha256": hashlib.sha256(f.svg.encode("utf-8")).hexdigest(),
-               "dark": {"file": f"{name}.dark.svg", "sha256": hashlib.sha256(dark_svg(f.svg).encode("utf-8")).hexdigest()},
+               "dark": {"file": f"{name}.dark.svg", "sha256": hashlib.sha256(dark[name].encode("utf-8")).hexdigest()},
                "inputs": {"function": refs[name].function, "inputs_sha256": refs[name].inputs, "code_sha256": code}}
         for name, f in sorted(figures.items())
     }

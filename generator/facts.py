@@ -571,7 +571,7 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
     )
     cm, k = profiles.cost_model, profiles.k
     cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)
-    curves = speedup_curves(config)
+    curves = memo("speedup-curves", (config.speedup,), lambda: speedup_curves(config))  # the settings' alone
     roofline = roofline_facts(config)
     notable = notable_frames(drafts)
     replacement = notable.replacement

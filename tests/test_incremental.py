@@ -103,8 +103,8 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
 def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, tmp_path_factory):
     """The cost model prices rounds but decides none: the authored and seeded rounds, the error slopes and the
     playground's measured rounds are kept under what they depend on, so a draft-step edit (the bench's
-    one-number edit) reprices them and renders every page without numpy. Negative control: the same edit
-    with the cache's kept rounds removed draws them again, with numpy."""
+    one-number edit; values no other test writes) reprices them and renders every page without numpy.
+    Negative control: the same edit with the cache's kept rounds removed draws them again, with numpy."""
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
     code = (
@@ -112,7 +112,7 @@ def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, 
         "r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))\n"
         "print(r.pages_rendered, r.facts_reused, 'numpy' in sys.modules)"
     )
-    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/9"')
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "2/19"')
     done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", cache_dir], cwd=root,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -121,7 +121,7 @@ def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, 
     folder = tmp_path / "cache"  # negative control: no kept rounds (nor the finished facts, pages and site)
     shutil.copytree(cache_dir, folder, ignore=shutil.ignore_patterns(
         "authored-round", "seeded-rounds", "facts", "numbers", "render-inputs", "pages", "site"))
-    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/9"', '"draft_step": "1/6"')
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "2/19"', '"draft_step": "2/17"')
     done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", folder], cwd=root,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
