@@ -344,8 +344,8 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     # model: it only prices the measured rounds (playground.repriced)
     sources = sorted((p.name, file_sha256(p)) for p in corpus_files(settings, base))
     key = digest(
-        "playground", sources, settings, source_digest(*closure("PLAYGROUND_MODULES")), package_version("numpy"),
-        sys.version_info[:2],
+        "playground", PLAYGROUND_ENTRY, sources, settings, source_digest(*closure("PLAYGROUND_MODULES")),
+        package_version("numpy"), sys.version_info[:2],
     )
     data = cache.load("playground", key)
     jobs = [(kind, settings, str(base), cost.draft_step, cost.verify_step) for kind in KINDS]
@@ -374,6 +374,9 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     return finish
 
 
+PLAYGROUND_ENTRY = 2  # what a playground cache entry holds (playground_kind and finish shape it); 2: no export dict
+
+
 def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> tuple[dict, str, str | None]:
     """One kind's corpus read, its pair trained and measured, and its package's licence; runs in a worker
     when there is a pool. A failure is one line, as in the main process."""
@@ -385,7 +388,9 @@ def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> 
         text, _ = load_sources(c.package, c.files, c.books, Path(base), f"playground.{kind}")
         pair = build_kind(kind, text, Orders(c.target_order, c.draft_order, c.min_count), settings.seed,
                           settings.rounds, draft_step, verify_step, settings.max_k)
-        return pair, text, licence_text(c.package)
+        # the site publishes the export as models_json; the export itself (a large nested dict) would only
+        # be sent back from the worker, kept in the cache and read again after every data edit
+        return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
     except UserError:
         raise
     except Exception as exc:
