@@ -295,6 +295,8 @@ class Chart:
         """A text anchored at (x, y): ha is left, center or right of it, va top, center, baseline or bottom.
         upright turns it a quarter anticlockwise (ha and va then apply to the turned text's box)."""
         lines = str(text).split("\n")
+        if upright and len(lines) > 1:
+            raise ValueError(f"an upright text is one line: {text!r}")
         w, h = text_box(text, size, bold)
         bw, bh = (h, w) if upright else (w, h)
         x0 = x - {"left": 0, "center": bw / 2, "right": bw}[ha]
