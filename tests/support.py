@@ -1,8 +1,11 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
 import atexit
 import functools
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +20,26 @@ def copy_project(dest: Path) -> Path:
     for name in SOURCES:
         shutil.copytree(ROOT / name, Path(dest) / name)
     return Path(dest)
+
+
+FRESH_BUILD = """
+import json, sys
+from pathlib import Path
+from generator.build import build
+from generator.cache import Cache
+r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))
+print(json.dumps([[getattr(r, f) for f in sys.argv[4].split(",") if f], [m for m in sys.argv[5].split(",") if m in sys.modules]]))
+"""
+
+
+def fresh_build(root: Path, out: Path, cache_dir: Path, fields=(), modules=()) -> tuple[list, list[str]]:
+    """Build root into out with cache_dir in a new interpreter, so that sys.modules tells what the build imported:
+    the report's fields named, and which of the modules named were loaded."""
+    done = subprocess.run([sys.executable, "-c", FRESH_BUILD, str(root), str(out), str(cache_dir), ",".join(fields),
+                           ",".join(modules)], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    values, loaded = json.loads(done.stdout.splitlines()[-1])
+    return values, loaded
 
 
 @functools.cache

@@ -26,7 +26,7 @@ from generator import workers as W
 from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
-from support import ROOT, copy_project
+from support import ROOT, copy_project, fresh_build
 
 
 def shared_cache_dir(tmp_path_factory) -> Path:
@@ -129,14 +129,9 @@ def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, t
 
 def test_a_rebuild_with_nothing_changed_imports_neither_matplotlib_nor_the_analysis(site, tmp_path_factory):
     root = site[0]
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        f"r = build(Path({str(root)!r}), Path({str(root / 'build')!r}), cache=Cache(Path({str(shared_cache_dir(tmp_path_factory))!r})))\n"
-        "print(r.site_reused, r.rendered, sorted(m for m in ('matplotlib', 'generator.analysis', 'generator.facts', 'generator.figure_registry', 'jinja2') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "0", "[]"]
+    assert fresh_build(root, root / "build", shared_cache_dir(tmp_path_factory), ("site_reused", "rendered"),
+                       ("matplotlib", "generator.analysis", "generator.facts", "generator.figure_registry", "jinja2")
+                       ) == ([True, 0], [])
 
 
 def test_a_rebuild_that_must_render_pages_reuses_every_figure_and_the_monte_carlo(site, tmp_path, tmp_path_factory, monkeypatch):

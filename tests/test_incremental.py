@@ -6,15 +6,13 @@ cache. A one-page text edit must render that page alone and import neither numpy
 The edits here are ones no other test makes, so the shared cache never holds their results beforehand.
 """
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator import build as B
 from generator.cache import Cache
-from support import copy_project
+from support import copy_project, fresh_build
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -82,22 +80,16 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
     page = middle_page(root)  # a sentence no other test writes, so no cached page has it
     page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(cache_dir)!r})))\n"
-        "print(r.pages_rendered, r.rendered, sorted(m for m in ('numpy', 'matplotlib') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "0", "[]"]
+
+    def build():
+        return fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered", "rendered"), ("numpy", "matplotlib"))
+    assert build() == ([1, 0], [])
     # negative control: an edit to a draft's probabilities no other test makes brings numpy in (its rounds are
     # drawn again) and renders every page
     replace_once(root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]',
                  '["2/8", "1/8", "0",   "1/8", "3/8", "1/8"]')
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    pages, _, modules = done.stdout.split(maxsplit=2)
-    assert int(pages) > 1 and "numpy" in modules
+    (pages, _), modules = build()
+    assert pages > 1 and "numpy" in modules
 
 
 def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, tmp_path_factory):
@@ -107,25 +99,14 @@ def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, 
     Negative control: the same edit with the cache's kept rounds removed draws them again, with numpy."""
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        "r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))\n"
-        "print(r.pages_rendered, r.facts_reused, 'numpy' in sys.modules)"
-    )
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "2/19"')
-    done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", cache_dir], cwd=root,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    pages, reused, numpy = done.stdout.split()
-    assert int(pages) > 1 and reused == "False" and numpy == "False"
+    (pages, reused), numpy = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered", "facts_reused"), ("numpy",))
+    assert pages > 1 and reused is False and numpy == []
     folder = tmp_path / "cache"  # negative control: no kept rounds (nor the finished facts, pages and site)
     shutil.copytree(cache_dir, folder, ignore=shutil.ignore_patterns(
         "authored-round", "seeded-rounds", "facts", "numbers", "render-inputs", "pages", "site"))
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "2/19"', '"draft_step": "2/17"')
-    done = subprocess.run([sys.executable, "-c", code, root, tmp_path / "out", folder], cwd=root,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[2] == "True"
+    assert fresh_build(root, tmp_path / "out", folder, (), ("numpy",))[1] == ["numpy"]
 
 
 LIGHT_PATH_UNNEEDED = ("yaml", "latex2mathml", "importlib.metadata", "multiprocessing", "urllib.request")
@@ -139,26 +120,19 @@ def test_a_second_text_edit_parses_no_yaml_converts_no_formula_and_looks_up_no_p
     root = copy_project(tmp_path / "p")
     page = middle_page(root)
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(cache_dir)!r})))\n"
-        f"print(r.pages_rendered, sorted(m for m in {LIGHT_PATH_UNNEEDED!r} if m in sys.modules))"
-    )
-
-    def edit_and_build(text: str, description: str = "") -> list[str]:
+    def edit_and_build(text: str, description: str = "") -> tuple[int, list[str]]:
         source = page.read_text(encoding="utf-8")
         if description:
             assert "\ndescription: " in source
             source = source.replace("\ndescription: ", f"\ndescription: {description} ", 1)
         page.write_text(source + text, encoding="utf-8")
-        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip().split(maxsplit=1)
+        (pages,), modules = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered",), LIGHT_PATH_UNNEEDED)
+        return pages, modules
 
     edit_and_build("\nA first sentence only this test writes.\n")
-    assert edit_and_build("\nA second sentence only this test writes.\n") == ["1", "[]"]
+    assert edit_and_build("\nA second sentence only this test writes.\n") == (1, [])
     pages, modules = edit_and_build("\nAnd a formula only this test writes: $x_{417} + 1$.\n")
-    assert pages == "1" and "latex2mathml" in modules and "yaml" not in modules
+    assert pages == 1 and "latex2mathml" in modules and "yaml" not in modules
     pages, modules = edit_and_build("\nA third sentence.\n", description="Only this test says so.")
     assert "yaml" in modules and "latex2mathml" not in modules
 
@@ -186,22 +160,19 @@ def test_a_number_edit_writes_its_new_numbers_into_formulas_converted_before_wit
     Negative control: a formula of a new shape brings latex2mathml in."""
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(cache_dir)!r})))\n"
-        "print(r.pages_rendered, 'latex2mathml' in sys.modules, 'importlib.metadata' in sys.modules)"
-    )
+    def build():
+        (pages,), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered",),
+                                       ("latex2mathml", "importlib.metadata"))
+        return pages, loaded
+    build()  # first unedited, in a fresh process as the edit's build: the memo then knows this sys.path's libraries
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/8"')
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    pages, imported, metadata = done.stdout.split()
-    assert int(pages) > 1 and imported == "False"
-    assert metadata == "False", "the playground's key lists the corpus again instead of reusing this build's list"
+    pages, loaded = build()
+    assert pages > 1 and "latex2mathml" not in loaded
+    assert "importlib.metadata" not in loaded, "the playground's key lists the corpus again instead of reusing this build's list"
     page = middle_page(root)
     page.write_text(page.read_text(encoding="utf-8") + "\nA formula of its own: $\\sqrt{y} \\ne 41$.\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[:2] == ["1", "True"]
+    pages, loaded = build()
+    assert pages == 1 and "latex2mathml" in loaded
 
 
 def test_what_a_cold_build_parses_before_its_yaml_memo_is_installed_is_kept_too(built, tmp_path, tmp_path_factory):
@@ -210,19 +181,11 @@ def test_what_a_cold_build_parses_before_its_yaml_memo_is_installed_is_kept_too(
     folder = tmp_path / "cache"  # no compiled templates (so the build starts as a cold one does) and no memo
     shutil.copytree(shared_cache(tmp_path_factory).directory, folder, ignore=shutil.ignore_patterns("jinja", "memo", "site"))
     root = copy_project(tmp_path / "p")
-    code = (
-        "import sys; from pathlib import Path; from generator.build import build; from generator.cache import Cache\n"
-        f"r = build(Path({str(root)!r}), Path({str(tmp_path / 'out')!r}), cache=Cache(Path({str(folder)!r})))\n"
-        "print(r.pages_rendered, 'yaml' in sys.modules)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    def build():
+        return fresh_build(root, tmp_path / "out", folder, ("pages_rendered",), ("yaml",))
+    build()
     page = middle_page(root)
     page.write_text(page.read_text(encoding="utf-8") + "\nA sentence written after a cold start.\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "False"]
+    assert build() == ([1], [])
     page.write_text(page.read_text(encoding="utf-8").replace("\ndescription: ", "\ndescription: New. ", 1), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[1] == "True"
+    assert build()[1] == ["yaml"]
