@@ -236,14 +236,16 @@ def input_digests(root: Path, used: dict[str, bytes] | None = None, memo: StatMe
     known by their stat, as are the libraries' versions; the project's own files are always read."""
     versions = [version for version, _ in library_versions(root, memo).values()]
     site, render, numbers = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
-    pages_dir, site_src = root / "site_src" / "pages", root / "site_src"
+    # folders as strings ending in a separator: a prefix test per file, not a walk up Path.parents
+    inside = {folder: os.path.join(str(folder), "") for folder in (root, PACKAGE, PACKAGE.parent)}
+    pages_dir, site_src = os.path.join(str(root), "site_src", "pages", ""), os.path.join(str(root), "site_src", "")
     for path in site_inputs(root, memo):
-        outside = False
-        if root in path.parents:
-            name = path.relative_to(root).as_posix()
-        elif PACKAGE.parent in path.parents:
-            name = path.relative_to(PACKAGE.parent).as_posix()
-            outside = PACKAGE not in path.parents
+        text, outside = str(path), False
+        if text.startswith(inside[root]):
+            name = text[len(inside[root]):].replace(os.sep, "/")
+        elif text.startswith(inside[PACKAGE.parent]):
+            name = text[len(inside[PACKAGE.parent]):].replace(os.sep, "/")
+            outside = not text.startswith(inside[PACKAGE])
         else:
             name, outside = path.as_posix(), True
         if outside and memo is not None:
@@ -251,16 +253,16 @@ def input_digests(root: Path, used: dict[str, bytes] | None = None, memo: StatMe
         else:
             file_digest = _file_digest(str(path))
         if _THIS_BUILD and file_digest is not None:
-            _THIS_BUILD["digests"][str(path)] = file_digest
+            _THIS_BUILD["digests"][text] = file_digest
         if file_digest is None:  # missing or unreadable: the build itself will say so in one line
             file_digest = hashlib.sha256(b"\0missing").digest()
         entry = f"{name}\0".encode() + file_digest
         if used is not None:
-            used[str(path)] = file_digest
+            used[text] = file_digest
         site.update(entry)
-        if pages_dir not in path.parents:
+        if not text.startswith(pages_dir):
             render.update(entry)
-            if site_src not in path.parents:
+            if not text.startswith(site_src):
                 numbers.update(entry)
     return tuple(digest(kind, h.hexdigest(), versions, sys.version_info[:2])
                  for kind, h in (("site", site), ("render", render), ("numbers", numbers)))
