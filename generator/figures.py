@@ -259,6 +259,10 @@ def _count(n: int) -> str:
     return f"{int(n):,}"
 
 
+def _tokens(n: int) -> str:
+    return f"{_count(n)} token" + ("" if n == 1 else "s")
+
+
 def _and(items: Sequence[str]) -> str:
     items = list(items)
     if len(items) <= 1:
@@ -967,7 +971,7 @@ def timeline(
                     bold=True, on_data=True)
     for lane, (label, toks) in enumerate(rounds, start=1):
         y = bottom_of(lane)
-        ax.text(0, y + bar + above, _wrap(f"{label}: one round, {_count(len(toks))} tokens", W * 0.8), FONT,
+        ax.text(0, y + bar + above, _wrap(f"{label}: one round, {_tokens(len(toks))}", W * 0.8), FONT,
                 va="bottom")
         for j in range(k):
             ax.rect(j * step_w, y + bar * 0.15, step_w * 0.86, bar * 0.7, step)
@@ -986,7 +990,7 @@ def timeline(
         ax.text(end + pass_w * 0.12, y + bar / 2, shown, FONT, va="center")
 
     svg = _finish(chart)
-    per_round = "; ".join(f"{label} commits {_count(len(toks))} tokens ({' '.join(toks)})" for label, toks in rounds)
+    per_round = "; ".join(f"{label} commits {_tokens(len(toks))} ({' '.join(toks)})" for label, toks in rounds)
     alt = (
         f"Timeline in units of one target pass. Top lane, plain decoding: {_count(most)} passes one after another, "
         f"one token each. Below, one lane per draft: {k} short draft steps of {_exact(draft_step)} pass each "

@@ -486,3 +486,10 @@ def test_three_times_the_authored_size_still_gives_legible_figures_without_colli
     facts = build_facts(load_profiles(stress_profiles(tmp_path / "profiles.json", k, tokens)), config)
     for job in jobs(facts):
         legible(job.draw(**job.kwargs))
+
+
+def test_the_timeline_counts_one_token_in_the_singular():
+    fig = figures.timeline("timeline", F(1, 10), 1, F(3, 2), 5, [("A draft", ["the", "cat"]), ("Another", ["on"])])
+    assert "Another: one round, 1 token" in all_text(fig.svg) and "1 tokens" not in all_text(fig.svg)
+    assert "Another commits 1 token (on)" in fig.alt
+    assert "A draft: one round, 2 tokens" in all_text(fig.svg)  # the control: more than one stays plural
