@@ -236,7 +236,8 @@ class Chart:
             self._patterns[key] = f"hatch-{self.name}-{len(self._patterns)}"
         return self._patterns[key]
 
-    def _pattern_defs(self) -> str:
+    def _defs(self) -> str:
+        """The hatch patterns and clip paths the drawing refers to, as one <defs> (none when it refers to none)."""
         out = []
         for (hatch, colour, width), ident in self._patterns.items():
             diagonal = hatch.count("/") + hatch.count("\\") + hatch.count("x")
@@ -372,7 +373,7 @@ class Chart:
         body = "\n".join(e for _, _, e in sorted(self._items, key=lambda item: (item[0], item[1])))
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(w)}pt" height="{num(h)}pt" '
                 f'viewBox="0 0 {num(w)} {num(h)}" stroke-linejoin="round" stroke-linecap="butt" '
-                f'font-family="DejaVu Sans, Verdana, sans-serif">\n{self._pattern_defs()}\n{body}\n</svg>\n')
+                f'font-family="DejaVu Sans, Verdana, sans-serif">\n{self._defs()}\n{body}\n</svg>\n')
 
     def collisions(self) -> list[str]:
         """What is wrong with the chart's texts, worst first; empty when every text stands clear."""
