@@ -333,7 +333,7 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
 def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: FigureStage | None = None
                ) -> Callable[[], dict | None]:
     """Start training and measuring the playground's two model pairs, or reuse them: only the corpora, settings
-    and code matter. With a worker pool running, each kind trains in a worker while this process analyses;
+    and code matter. Where the stage may fork, each kind trains in a helper process while this one analyses;
     the function returned waits for them and prices the rounds under the cost model."""
     if "playground" not in (*config.pages, *config.appendix):
         return lambda: None

@@ -48,7 +48,7 @@ def built_site() -> Path:
 
     Every module that reads or serves the real site shares it (the `site_dir` fixture): read it, never
     write into it; copy it first (shutil.copytree) to break it. The first call is the session's one cold
-    build, so it is made while no other thread runs and the figure workers can be forked. Under
+    build, so it is made while no other thread runs and its helper processes can be forked. Under
     pytest-xdist the controller makes it before it starts the workers, which read it from the
     environment instead of building it again each.
     """

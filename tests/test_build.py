@@ -127,7 +127,7 @@ def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, t
     assert tree(tmp_path / "out") == tree(root / "build")
 
 
-def test_a_rebuild_with_nothing_changed_imports_neither_matplotlib_nor_the_analysis(site, tmp_path_factory):
+def test_a_rebuild_with_nothing_changed_imports_neither_the_analysis_nor_the_figures_nor_jinja(site, tmp_path_factory):
     root = site[0]
     assert fresh_build(root, root / "build", shared_cache_dir(tmp_path_factory), ("site_reused", "rendered"),
                        ("matplotlib", "generator.analysis", "generator.facts", "generator.figure_registry", "jinja2")
