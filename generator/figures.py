@@ -175,19 +175,17 @@ def _single(name: str, x: Scale, y: Scale, xticks: Ticks, yticks: Ticks, *, xlab
     right = INSET + max(_widest(shown_x[-1:]) / 2, 3.6)
     probe = Chart(W, 0, name)
     top = _head(probe, title, note, legend, legend_handle, draw=False) + FONT / 2  # the top y label reaches half a line up
-    xth = _tallest(shown_x)
-    below = (xth + xtick_length + TICK - TICK_LENGTH if shown_x else 0) + (text_size(xlabel)[1] + LABELPAD if xlabel else 0)
+    ticks_band = _tallest(shown_x) + xtick_length + TICK - TICK_LENGTH if shown_x else 0  # marks, pad and labels
+    below = ticks_band + (text_size(xlabel)[1] + LABELPAD if xlabel else 0)
     chart = Chart(W, top + plot_height + below + INSET, name)
     _head(chart, title, note, legend, legend_handle)
     ax = chart.add_axes(left, top, W - left - right, plot_height, x, y)
     ax.spines = spines
     _frame(ax, xticks, yticks, grid=grid, xtick_length=xtick_length)
     if xlabel:
-        chart.text((ax.box[0] + ax.box[2]) / 2, ax.box[3] + (xth + xtick_length + TICK - TICK_LENGTH if shown_x else 0)
-                   + LABELPAD, xlabel, FONT, ha="center")
+        chart.text((ax.box[0] + ax.box[2]) / 2, ax.box[3] + ticks_band + LABELPAD, xlabel, FONT, ha="center")
     if ylabel:
-        chart.text(left - TICK - _widest(shown_y) - LABELPAD, (ax.box[1] + ax.box[3]) / 2, ylabel, FONT,
-                   ha="right", va="center", upright=True)
+        _ylabel(ax, ylabel, left - TICK - _widest(shown_y) - LABELPAD)
     return chart, ax
 
 
@@ -208,6 +206,17 @@ def _grid_height(panels: int, cols: int, *, panel_height: float, top: float, tit
                  bottom_band: float, hspace: float) -> float:
     rows = math.ceil(panels / cols)
     return top + rows * (title_height + panel_height + bottom_band) + (rows - 1) * hspace + INSET
+
+
+def _ylabel(ax: Axes, text: str, right: float) -> None:
+    """An axis title turned upright, its right edge at right, centred on the plot area's height."""
+    ax.chart.text(right, (ax.box[1] + ax.box[3]) / 2, text, FONT, ha="right", va="center", upright=True)
+
+
+def _series_fill(i: int) -> Fill:
+    """The i-th series' bars: its colour, and its hatch (outlined in ink) from the second series on."""
+    colour, hatch = PALETTE[i % len(PALETTE)], HATCHES[i % len(HATCHES)]
+    return Fill(colour, INK if hatch else colour, 0.5, hatch)
 
 
 def _panel_title(ax: Axes, text: str) -> None:
@@ -340,7 +349,7 @@ def _token_panel(chart: Chart, box, tokens: Sequence[str], ymax: float, yticks, 
     ax.ticks("y", [v for v, _ in yticks], [s for _, s in yticks] if ylabel else None, FONT)
     ax.draw_spines()
     if ylabel:
-        chart.text(ylabel_x, (ax.box[1] + ax.box[3]) / 2, ylabel, FONT, ha="right", va="center", upright=True)
+        _ylabel(ax, ylabel, ylabel_x)
     return ax
 
 
@@ -612,8 +621,7 @@ def error_vs_samples(
             ax.plot([n for n, _ in pts], [e for _, e in pts], own, z=3)
             _panel_title(ax, label)
             if c == 0 and r == rows // 2:
-                chart.text(left - TICK - ytw - LABELPAD, (ax.box[1] + ax.box[3]) / 2, "total variation", FONT,
-                           ha="right", va="center", upright=True)
+                _ylabel(ax, "total variation", left - TICK - ytw - LABELPAD)
             last_row = not below and r == rows - 1
             if last_row and (c == min(cols, len(drawn)) // 2 or len(drawn) % cols and c == (len(drawn) % cols) // 2):
                 chart.text((ax.box[0] + ax.box[2]) / 2, ax.box[3] + xth + TICK + LABELPAD, "samples n", FONT,
@@ -659,8 +667,7 @@ def round_length_distribution(
     top = max(float(p) for _, probs in series for p in probs)
     lane = 0.16 * top
     ymax = top * 1.08 + lane * (m + 0.4)
-    fills = [Fill(PALETTE[i % len(PALETTE)], INK if HATCHES[i % len(HATCHES)] else PALETTE[i % len(PALETTE)], 0.5,
-                  HATCHES[i % len(HATCHES)]) for i in range(m)]
+    fills = [_series_fill(i) for i in range(m)]
     pins = [Mark(PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)], size=7, edge=INK, line=False)
             for i in range(m)]
     labels = [str(n) for n in n_values]
@@ -887,8 +894,7 @@ def acceptance_bars(
     m = len(rates)
     width = 0.8 / m
     shown = [re.sub(r"^position\s+", "", str(lab)) for lab in labels]  # the axis title says "position"
-    fills = [Fill(PALETTE[i % len(PALETTE)], INK if HATCHES[i % len(HATCHES)] else PALETTE[i % len(PALETTE)], 0.5,
-                  HATCHES[i % len(HATCHES)]) for i in range(m)]
+    fills = [_series_fill(i) for i in range(m)]
     stride = _every(shown, 273.6)
     chart, ax = _single(
         name, Scale(-0.5, len(labels) - 0.5), Scale(0, 1.14), [(i, shown[i]) for i in range(0, len(shown), stride)],

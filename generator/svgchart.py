@@ -442,13 +442,10 @@ class Axes:
             d = f"M{num(x0)} {num(y1)}L{num(x0)} {num(y0)}" if side == "left" else f"M{num(x0)} {num(y1)}L{num(x1)} {num(y1)}"
             self.chart.add(2.5, f'<path d="{d}" style="{_style(fill="none", stroke=self.spine_colour, stroke_width="0.8", stroke_linecap="square")}"/>')
 
-    def bar(self, x: float, height: float, width: float, fill: Fill, bottom: float = 0.0, z: float = 2) -> Box:
-        x0, x1 = self.X(x - width / 2), self.X(x + width / 2)
-        y0, y1 = self.Y(bottom + height), self.Y(bottom)
+    def bar(self, x: float, height: float, width: float, fill: Fill, bottom: float = 0.0, z: float = 2) -> None:
+        """A bar centred on x, from bottom up by height (none drawn for a height of 0)."""
         if height:
-            self.chart.rect(x0, y0, x1, y1, fill, z)
-            self.boxes.append((min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)))
-        return (x0, y0, x1, y1)
+            self.rect(x - width / 2, bottom, width, height, fill, z)
 
     def rect(self, x: float, y: float, width: float, height: float, fill: Fill, z: float = 2) -> Box:
         """A rectangle from data (x, y), width and height in data units."""
