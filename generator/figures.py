@@ -792,10 +792,7 @@ def speedup_vs_k(
         span = "Speedup against draft length"
     if cost is not None:
         span = f"At draft cost c = {_exact(cost)}: {span[:1].lower()}{span[1:]}"
-    caption = (
-        f"{span}; each curve peaks where one more draft token costs more than it is expected to earn. "
-        "Below the dashed line speculation would be slower than plain decoding."
-    )
+    caption = f"{span}."  # why the curves peak, the page says once, not under each of its figures
     return Figure(name, svg, alt, caption)
 
 
