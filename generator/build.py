@@ -370,13 +370,29 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
             data["generate_chars"] = settings.generate_chars
             data["corpora"] = {kind: text for kind, (_, text, _) in zip(KINDS, parts)}
             data["licences"] = {kind: licence for kind, (_, _, licence) in zip(KINDS, parts)}
+            data["files"] = playground_files(data)  # made once: a number edit only prices the rounds again
             cache.store("playground", key, data)
         return repriced(data, cost.draft_step, cost.verify_step)
 
     return finish
 
 
-PLAYGROUND_ENTRY = 2  # what a playground cache entry holds (playground_kind and finish shape it); 2: no export dict
+PLAYGROUND_ENTRY = 3  # what a playground cache entry holds (playground_kind and finish shape it); 3: its files
+
+
+def playground_files(data: dict) -> dict[str, bytes]:
+    """The files the playground page loads: each kind's models and corpus (as text and as a script), and the
+    corpus's licence. They depend on the trained pairs and the corpora alone, never on the cost model."""
+    from .playground import corpus_script, models_script
+
+    files = {}
+    for kind, text in data["corpora"].items():
+        files[f"assets/playground-models-{kind}.js"] = models_script(data, kind).encode("utf-8")
+        files[f"assets/corpus/{kind}.txt"] = text.encode("utf-8")
+        files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
+        if data["licences"].get(kind):
+            files[f"assets/corpus/{kind}-LICENSE.txt"] = data["licences"][kind].encode("utf-8")
+    return files
 
 
 def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> tuple[dict, str, str | None]:
@@ -494,16 +510,10 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
     summary = {"profiles": numbers}
     playground_data = inputs.playground
     if playground_data is not None:
-        from .playground import corpus_script, models_script
         from .playground import numbers as playground_numbers
 
         summary["playground"] = playground_numbers(playground_data)
-        for kind, text in playground_data["corpora"].items():
-            files[f"assets/playground-models-{kind}.js"] = models_script(playground_data, kind).encode("utf-8")
-            files[f"assets/corpus/{kind}.txt"] = text.encode("utf-8")
-            files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
-            if playground_data["licences"].get(kind):
-                files[f"assets/corpus/{kind}-LICENSE.txt"] = playground_data["licences"][kind].encode("utf-8")
+        files.update(playground_data["files"])
     files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
     files["numbers.csv"] = numbers_csv(numbers)
     files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()

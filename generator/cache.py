@@ -5,6 +5,10 @@ the source of the code that computes it. A key that matches therefore means the 
 byte-for-byte the same, so a no-change rebuild reuses it without importing the drawing code or running
 a single simulated round. Entries are written to a temporary file and renamed, so two builds
 sharing the cache (serve and a manual build) never read half an entry.
+
+A large text or byte string inside an entry (a corpus, a model file, a page) is kept once, as a blob
+named by its SHA-256, and the entry holds only that name: a build that changes one number writes the
+few files it changed, not again the megabytes every entry shares. An entry whose blob has gone is a miss.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,9 @@ from .paths import CACHE as DEFAULT_DIR
 PACKAGE = Path(__file__).resolve().parent
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
+BLOB_MIN = 32 * 1024  # a str or bytes at least this long is kept as a blob
+BLOBS = "blobs"  # the folder that holds them, beside the kinds
+UNUSED_BLOBS_KEPT = 300  # blobs this build did not use beyond the newest few: an entry still naming one misses
 
 
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+([^#\n]+)", re.M)
@@ -128,6 +136,8 @@ class Cache:
         self.directory = Path(directory) if directory is not None else None
         self.enabled = enabled and directory is not None
         self.used: set[Path] = set()
+        # id -> (the str or bytes, its blob's name and size): what this build loaded or stored is not hashed again
+        self._blob_names: dict[int, tuple[str | bytes, str, int]] = {}
 
     @classmethod
     def for_root(cls, root: Path, enabled: bool = True) -> Cache:
@@ -146,8 +156,8 @@ class Cache:
         path = self._path(kind, key)
         try:
             with open(path, "rb") as fh:
-                value = pickle.load(fh)
-        except Exception:  # missing, truncated or stale: a miss, never a failed build
+                value = _Unpickler(fh, self).load()
+        except Exception:  # missing, truncated or stale, or a blob gone: a miss, never a failed build
             return None
         self.used.add(path)
         try:
@@ -161,14 +171,44 @@ class Cache:
             return
         path = self._path(kind, key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
+            _write(path, lambda fh: _Pickler(fh, self).dump(value))
             self.used.add(path)
         except OSError as exc:  # a read-only or full disk costs speed, not the build
             print(f"warning: cache: cannot write {path}: {exc}", file=sys.stderr)
+
+    def _blob_path(self, name: str) -> Path:
+        return self.directory / BLOBS / f"{name}.blob"
+
+    def _blob_name(self, value: str | bytes) -> tuple[str, int]:
+        """Keep `value` as a blob (once: an existing blob is only marked used); its name and size in bytes."""
+        known = self._blob_names.get(id(value))
+        if known is not None and known[0] is value:
+            _, name, size = known
+        else:
+            data = value.encode("utf-8") if isinstance(value, str) else value
+            name, size = hashlib.sha256(data).hexdigest(), len(data)
+            self._blob_names[id(value)] = (value, name, size)
+        path = self._blob_path(name)
+        if path not in self.used:
+            try:
+                os.utime(path)  # there already: the same bytes, by their name
+            except FileNotFoundError:
+                _write(path, lambda fh: fh.write(value.encode("utf-8") if isinstance(value, str) else value))
+            self.used.add(path)
+        return name, size
+
+    def _blob(self, kind: str, name: str, size: int) -> str | bytes:
+        path = self._blob_path(name)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if len(data) != size:
+            raise ValueError(f"{path}: {len(data)} bytes, not {size}")
+        value = data.decode("utf-8") if kind == "str" else data
+        if path not in self.used:
+            os.utime(path)
+            self.used.add(path)
+        self._blob_names[id(value)] = (value, name, size)
+        return value
 
     def clear(self) -> None:
         if self.directory is not None and self.directory.exists():
@@ -180,15 +220,18 @@ class Cache:
         if not self.enabled or not self.directory.exists():
             return
         cutoff = (now or time.time()) - KEEP_UNUSED_SECONDS
+        keep_newest = {**(keep_newest or {}), BLOBS: UNUSED_BLOBS_KEPT}
         for kind in sorted(p.name for p in self.directory.iterdir() if p.is_dir()):
             entries = []
-            for path in self.directory.glob(f"{kind}/*.pickle"):
+            for path in self.directory.glob(f"{kind}/*.blob" if kind == BLOBS else f"{kind}/*.pickle"):
                 try:
                     entries.append((path.stat().st_mtime, path))
                 except OSError:
                     pass
             entries.sort(reverse=True)
-            limit = (keep_newest or {}).get(kind)
+            limit = keep_newest.get(kind)
+            if kind == BLOBS:  # what this build used, and of the rest the newest few
+                entries = [entry for entry in entries if entry[1] not in self.used]
             for rank, (mtime, path) in enumerate(entries):
                 if path in self.used and (limit is None or rank < limit):
                     continue
@@ -197,6 +240,46 @@ class Cache:
                         path.unlink()
                     except OSError:
                         pass
+
+
+def _write(path: Path, write: Callable) -> None:
+    """`write(file)` into a temporary file beside `path`, renamed to it once whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles as usual, but a long str or bytes goes to its blob and the entry names it."""
+
+    def __init__(self, fh, cache: Cache):
+        super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.cache = cache
+
+    def persistent_id(self, obj):
+        kind = type(obj)
+        if (kind is str or kind is bytes) and len(obj) >= BLOB_MIN:
+            return (kind.__name__, *self.cache._blob_name(obj))
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, fh, cache: Cache):
+        super().__init__(fh)
+        self.cache = cache
+
+    def persistent_load(self, pid):
+        kind, name, size = pid
+        return self.cache._blob(kind, name, size)
 
 
 class ValueMemo:

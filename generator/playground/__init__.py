@@ -310,8 +310,8 @@ def compare_kinds(measurements: dict) -> dict:
 
 
 def page_data(data: dict) -> dict:
-    """What the page's inline JSON carries: no models (they load from their own files), no corpora."""
-    data = {k: v for k, v in data.items() if k not in ("corpora", "licences")}
+    """What the page's inline JSON carries: no models (they load from their own files), no corpora, no files."""
+    data = {k: v for k, v in data.items() if k not in ("corpora", "licences", "files")}
     return {**data, "pairs": {k: {n: v for n, v in p.items() if n not in ("models", "models_json")}
                               for k, p in data["pairs"].items()}}
 
