@@ -33,7 +33,7 @@ from .output import write_atomically
 from .palette import dark as dark_svg
 from .report import BuildError, Progress, Report, _where
 from .uptodate import StatMemo, search_path
-from .workers import FigureStage, RenderedFigure
+from .workers import FigureStage, RenderedFigure, Waiting
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
 
@@ -476,7 +476,7 @@ class RenderInputs:
     facts: Facts
     plan: tuple[FigureRef, ...]
     figures: dict[str, RenderedFigure]
-    playground: dict | None
+    playground: dict | None  # what the playground page reads (playground.page_data): no models, corpora or files
     what_if: dict  # the what-if editor's data and its page JSON, and the playground's page JSON: made here
     what_if_json: str  # so that rendering a page again imports neither module (nor numpy with them)
     playground_json: str | None
@@ -484,21 +484,23 @@ class RenderInputs:
 
 def render_inputs(facts: Facts, plan: tuple[FigureRef, ...], figures: dict[str, RenderedFigure],
                   playground_data: dict | None) -> RenderInputs:
-    from .pages import json_for_script
+    from .views import json_for_script
     from .whatif import editor_data
 
     what_if = editor_data(facts)
-    playground_json = None
+    shown = playground_json = None
     if playground_data is not None:
         from .playground import page_data
 
-        playground_json = json_for_script(page_data(playground_data))
-    return RenderInputs(facts, plan, figures, playground_data, what_if, json_for_script(what_if), playground_json)
+        shown = page_data(playground_data)  # what the page reads: no models, corpora or files (megabytes)
+        playground_json = json_for_script(shown)
+    return RenderInputs(facts, plan, figures, shown, what_if, json_for_script(what_if), playground_json)
 
 
-def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code: str, card_png: bytes) -> dict[str, bytes]:
+def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code: str, card_png: bytes,
+                  playground_files: dict[str, bytes]) -> dict[str, bytes]:
     """The output files no page or template makes: figures, the manifest, the numbers, the data, the card and the
-    playground's models and corpora."""
+    playground's models and corpora (`playground_files`)."""
     from .publish import CARD_FILE, numbers_csv
 
     files: dict[str, bytes] = {}
@@ -513,7 +515,7 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
         from .playground import numbers as playground_numbers
 
         summary["playground"] = playground_numbers(playground_data)
-        files.update(playground_data["files"])
+    files.update(playground_files)
     files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
     files["numbers.csv"] = numbers_csv(numbers)
     files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
@@ -523,9 +525,8 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
 
 def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], info: BuildInfo) -> dict:
     """What every page, widget and the 404 page are rendered with."""
-    from .pages import json_for_script
     from .publish import CARD_FILE, CARD_SIZE, bibtex
-    from .views import site_view, stepper_data
+    from .views import json_for_script, site_view, stepper_data
 
     facts, plan = inputs.facts, inputs.plan
     site = site_view(facts, config.title, plan)
@@ -847,11 +848,24 @@ def pipeline(
             loaded = cache.load("render-inputs", digest(numbers_key, stamp))
             return loaded if loaded is not None else numbers_stage(root, report, cache, progress, workers)[1]
     else:
-        number_files, computed = numbers_stage(root, report, cache, progress, workers)
-        report.figures = len(computed.figures)
-        if numbers_key:
-            cache.store("numbers", digest(numbers_key, stamp), (number_files, report.figures))
-            cache.store("render-inputs", digest(numbers_key, stamp), computed)
+        beside = pages_beside(root, config, info, render_key, cache, workers)
+        try:
+            number_files, computed = numbers_stage(root, report, cache, progress, workers)
+            report.figures = len(computed.figures)
+            if beside is not None:  # it renders while this process keeps what it computed
+                beside.send(computed, {name: data if name.endswith(".html") else b"" for name, data in number_files.items()})
+            if numbers_key:
+                cache.store("numbers", digest(numbers_key, stamp), (number_files, report.figures))
+                cache.store("render-inputs", digest(numbers_key, stamp), computed)
+            if beside is not None:
+                page_files, report.pages, report.pages_rendered, seconds, used = beside.result()
+                report.pages_beside = True
+                report.stages["pages"] = report.stages.get("pages", 0.0) + seconds
+                cache.used |= used
+                return {**page_files, **number_files}
+        finally:
+            if beside is not None:
+                beside.stop()
 
         def inputs() -> RenderInputs:
             return computed
@@ -861,6 +875,36 @@ def pipeline(
     report.timed("pages", lambda: strict_check(files, pages))
     report.pages = len(pages)
     return files
+
+
+def pages_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: str | None, cache: Cache,
+                 workers: int | None) -> Waiting | None:
+    """On a build that computes the numbers again but finds the templates compiled (a number edit), the pages
+    are rendered in a helper: it imports the renderer (Jinja, markdown-it, the views: a fifth of such a build)
+    while this process computes, and renders as soon as the numbers come. None where this process does it
+    all: one worker, a cold build (its compiling helper is at work), or where forking is not safe."""
+    from .workers import Waiting, can_fork
+
+    if (workers or config.build.workers) < 2 or _COMPILING or not can_fork() or render_key is None:
+        return None
+    return Waiting(_renderer_ready, _render_beside, root, config, info, render_key, cache)
+
+
+def _renderer_ready() -> None:
+    from . import pages, views  # noqa: F401  (what rendering imports, the facts' classes with the views)
+
+
+def _render_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache,
+                   inputs: RenderInputs, others: dict[str, bytes]) -> tuple:
+    """In the helper: the pages and the link check over the whole site (`others`: every other file, its HTML
+    whole), as pipeline does them; and what the build's report and the cache's pruning need to know."""
+    from .publish import strict_check
+
+    report = Report()
+    page_files, pages = report.timed("pages", lambda: render_pages(
+        root, config, info, render_key, cache, lambda: inputs, report))
+    report.timed("pages", lambda: strict_check({**others, **page_files}, pages))
+    return page_files, len(pages), report.pages_rendered, report.stages["pages"], cache.used
 
 
 def numbers_stage(
@@ -884,4 +928,5 @@ def numbers_stage(
     finally:
         stage.close()
     inputs = render_inputs(facts, plan, figures, playground_data)
-    return numbers_files(config, inputs, numbers, stage.code, card_png), inputs
+    files = playground_data["files"] if playground_data is not None else {}
+    return numbers_files(config, inputs, numbers, stage.code, card_png, files), inputs

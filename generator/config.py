@@ -69,7 +69,7 @@ class WhatIf:
 
 @dataclass(frozen=True)
 class Build:
-    workers: Small = 2  # processes a cold build runs at once: above 1, the playground trains in helpers
+    workers: Small = 2  # processes a build runs at once: above 1, the playground trains in helpers and a number edit renders its pages in one
 
 
 @dataclass(frozen=True)

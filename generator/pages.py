@@ -8,7 +8,6 @@ rendered partial afterwards. Nothing here computes a number.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -625,9 +624,3 @@ def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variab
         return env.get_template("page.html").render({**variables, "page": page, "pages": pages})
     except (jinja2.TemplateError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         raise template_error(exc) from None
-
-
-def json_for_script(data: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no "</" can close the element early."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/"))

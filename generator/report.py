@@ -24,6 +24,7 @@ class Report:
     figures: int = 0
     rendered: int = 0
     pages_rendered: int = 0
+    pages_beside: bool = False  # rendered in a helper while this process computed the numbers
     reused: int = 0
     facts_reused: bool = False
     site_reused: bool = False

@@ -123,6 +123,95 @@ class Helper:
         self.receive.close()
 
 
+class Waiting:
+    """A forked process that gets ready at once (`prepare`: imports, say) and then waits for the rest of its
+    arguments, which this process is still computing; it then runs work(*early, *late) and sends back the
+    result, or the exception raised, which result() raises here as if it had happened here.
+
+    Plain os.fork and two pipes, not multiprocessing (whose import and start cost more than the work that
+    overlaps). The helper ends when its arguments' pipe closes unsent, so a build that dies takes it along;
+    stop() ends it at once. Start it only where can_fork() says forking is safe."""
+
+    def __init__(self, prepare: Callable[[], object], work: Callable, *early):
+        import pickle
+
+        args_in, self._args_out = os.pipe()
+        self._result_in, result_out = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: never returns
+            status = 1
+            try:
+                os.close(self._args_out)
+                os.close(self._result_in)
+                try:
+                    prepare()
+                    with os.fdopen(args_in, "rb") as fh:
+                        late = pickle.load(fh)
+                    outcome = ("ok", work(*early, *late))
+                except EOFError:  # nothing sent: the build has gone, or stopped this helper
+                    os._exit(1)
+                except BaseException as exc:  # sent back whole: the build raises it as its own
+                    outcome = ("error", exc)
+                try:
+                    data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+                    if outcome[0] == "error":
+                        pickle.loads(data)  # some exceptions pickle but cannot be made again from their args
+                except Exception as failure:  # such an exception (or result) still comes back, as one line
+                    exc = outcome[1] if outcome[0] == "error" else failure
+                    data = pickle.dumps(("error", BuildError(f"{_where(exc)}{type(exc).__name__}: {exc}")))
+                with os.fdopen(result_out, "wb") as fh:
+                    fh.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(args_in)
+        os.close(result_out)
+
+    def send(self, *late) -> None:
+        import pickle
+
+        data = pickle.dumps(late, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(self._args_out, "wb") as fh:
+            self._args_out = None
+            fh.write(data)
+
+    def result(self):
+        import pickle
+
+        with os.fdopen(self._result_in, "rb") as fh:
+            self._result_in = None
+            data = fh.read()
+        _, code = os.waitpid(self.pid, 0)
+        self.pid = None
+        if not data:
+            raise BuildError(f"a helper process ended without its result (wait status {code})")
+        status, value = pickle.loads(data)
+        if status == "error":
+            raise value
+        return value
+
+    def stop(self) -> None:
+        """End the helper, whatever it is doing (nothing, once result() has returned)."""
+        import signal
+
+        for fd in (self._args_out, self._result_in):
+            if fd is not None:
+                os.close(fd)
+        self._args_out = self._result_in = None
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = None
+
+
+def can_fork() -> bool:
+    """Forking is safe only while this process runs no other thread (a lock held there stays held in the child)."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
 class FigureStage:
     """Draws what the cache lacks, here; runs helpers (see helper()) when more than one process may work."""
 

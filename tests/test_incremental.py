@@ -5,6 +5,7 @@ session's shared cache; the rebuild must equal, byte for byte, a build of the ed
 cache. A one-page text edit must render that page alone and import neither numpy nor matplotlib.
 The edits here are ones no other test makes, so the shared cache never holds their results beforehand.
 """
+import os
 import shutil
 from pathlib import Path
 
@@ -107,6 +108,42 @@ def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, 
         "authored-round", "seeded-rounds", "facts", "numbers", "render-inputs", "pages", "site"))
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "2/19"', '"draft_step": "2/17"')
     assert fresh_build(root, tmp_path / "out", folder, (), ("numpy",))[1] == ["numpy"]
+
+
+def test_a_number_edit_renders_the_pages_in_a_helper_that_got_ready_meanwhile(built, tmp_path, tmp_path_factory):
+    """A number edit's pages are rendered in a helper process that imports the renderer while the build computes
+    the numbers (build.pages_beside); the site is byte for byte what a clean build makes, and the build process
+    itself never imports Jinja or markdown-it. Negative control: with one worker the build renders them itself."""
+    root = copy_project(tmp_path / "p")
+    cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "3/29"')
+    (beside, pages), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), ("jinja2", "markdown_it"))
+    assert beside is True and pages > 1 and loaded == []
+    B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
+    assert tree(tmp_path / "out") == tree(tmp_path / "clean")
+    replace_once(root / "data" / "site.yaml", "workers: 2 ", "workers: 1 ")
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "3/29"', '"draft_step": "3/31"')
+    (beside, _), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), ("jinja2", "markdown_it"))
+    assert beside is False and loaded == ["jinja2", "markdown_it"]
+
+
+def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(built, tmp_path, tmp_path_factory):
+    import subprocess
+    import sys
+
+    from generator.cache import ENV_DIR
+
+    root = copy_project(tmp_path / "p")
+    page = middle_page(root)
+    page.write_text(page.read_text(encoding="utf-8") + "\nA number nobody computed: {{ no_such_fact }}.\n", encoding="utf-8")
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "5/47"')
+    env = {**os.environ, ENV_DIR: str(tmp_path_factory.getbasetemp() / "generator-cache")}
+    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
+                          cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: site_src/pages/{page.name}: ") and "no_such_fact" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 LIGHT_PATH_UNNEEDED = ("yaml", "latex2mathml", "importlib.metadata", "multiprocessing", "urllib.request")
