@@ -48,7 +48,7 @@ REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code
 # the code each cached stage depends on: our modules it imports, read off their sources when first
 # asked for (a build that renders one page again never asks), as FACTS_MODULES and the like
 _CLOSURES = {"FACTS_MODULES": ("facts", "config", "profiles"), "PLAYGROUND_MODULES": ("playground",),
-             "CARD_MODULES": ("card",)}  # the figures' code: workers.figure_code
+             "CARD_MODULES": ("card", "views")}  # the figures' code: workers.figure_code
 
 
 def closure(name: str) -> tuple[str, ...]:
@@ -435,6 +435,9 @@ def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureR
 # --- the social card ----------------------------------------------------------------------------
 
 
+TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
+
+
 def card_inputs(config: SiteConfig, facts: Facts) -> dict:
     """The card shows each profile's authored round as it ends: the chips the stepper's last frame shows."""
     from .views import round_view
@@ -443,21 +446,21 @@ def card_inputs(config: SiteConfig, facts: Facts) -> dict:
     for p in facts.profiles:
         last = round_view(p.id, "authored", "", p.authored_round, facts.tokens).frames[-1]
         rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
-    return {"title": config.title, "tagline": "A small draft proposes, the target checks, and the output keeps the target's distribution.",
-            "rounds": rounds}
+    return {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
 
 
 def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
-    """The 1200 x 630 PNG link previews show, cached by its inputs."""
-    inputs = card_inputs(config, facts)
-    key = digest("card", inputs, source_digest(*closure("CARD_MODULES")), package_version("pillow"),
-                 package_version("matplotlib"))  # Pillow draws the card in matplotlib's font files
+    """The 1200 x 630 PNG link previews show, cached by what card_inputs makes it from (so that a build whose
+    card is kept never imports the views) and the code that draws it."""
+    shown = [(p.id, p.name, p.authored_round) for p in facts.profiles]
+    key = digest("card", config.title, TAGLINE, shown, facts.tokens, source_digest(*closure("CARD_MODULES")),
+                 package_version("pillow"), package_version("matplotlib"))  # Pillow draws in matplotlib's fonts
     hit = cache.load("card", key)
     if hit is not None:
         return hit
     from .card import social_card as draw_card
 
-    png = draw_card(**inputs)
+    png = draw_card(**card_inputs(config, facts))
     cache.store("card", key, png)
     return png
 
@@ -484,7 +487,7 @@ class RenderInputs:
 
 def render_inputs(facts: Facts, plan: tuple[FigureRef, ...], figures: dict[str, RenderedFigure],
                   playground_data: dict | None) -> RenderInputs:
-    from .views import json_for_script
+    from .publish import json_for_script
     from .whatif import editor_data
 
     what_if = editor_data(facts)
@@ -525,8 +528,8 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
 
 def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], info: BuildInfo) -> dict:
     """What every page, widget and the 404 page are rendered with."""
-    from .publish import CARD_FILE, CARD_SIZE, bibtex
-    from .views import json_for_script, site_view, stepper_data
+    from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
+    from .views import site_view, stepper_data
 
     facts, plan = inputs.facts, inputs.plan
     site = site_view(facts, config.title, plan)

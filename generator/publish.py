@@ -1,5 +1,6 @@
 """What lets the built site be found, cited and reused: its address, the build's date and commit, the
-sitemap, the per-profile CSV, and the strict checks a build runs on its own pages.
+sitemap, the per-profile CSV, the JSON pages carry for their scripts, and the strict checks a build runs on
+its own pages.
 
 The address comes from `site_url` in site.yaml, overridden by the environment variable
 GENERATOR_SITE_URL (the publishing workflow passes the address GitHub Pages reports). Without one,
@@ -12,12 +13,15 @@ neither date nor commit.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
 
 from . import __version__
 from .errors import UserError
@@ -97,6 +101,8 @@ def commit_of(root: Path, memo=None) -> tuple[str, int | None]:
 
 
 def _git_log(root: Path) -> tuple[str, int | None]:
+    import subprocess  # here: a build whose commit the memo knows never starts git
+
     try:
         done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H %ct"],
                               capture_output=True, text=True, timeout=10)
@@ -233,3 +239,9 @@ def bibtex(info: BuildInfo, title: str, author: str) -> str:
     width = max(len(name) for name, _ in fields)
     body = ",\n".join(f"  {name.ljust(width)} = {value}" for name, value in fields)
     return f"@misc{{{key},\n{body}\n}}"
+
+
+def json_for_script(data: Any) -> Markup:
+    """JSON safe inside <script type="application/json">: no "</" can close the element early."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return Markup(text.replace("</", "<\\/"))

@@ -6,14 +6,10 @@ the same names, so a template writes `p.expected_tokens` whether it holds facts 
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any
-
-from markupsafe import Markup
 
 from .engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
 from .facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
@@ -337,9 +333,3 @@ def stepper_data(site: SiteView) -> dict:
             for p in site.profiles
         ]
     }
-
-
-def json_for_script(data: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no "</" can close the element early."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/"))

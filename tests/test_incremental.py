@@ -113,18 +113,19 @@ def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, 
 def test_a_number_edit_renders_the_pages_in_a_helper_that_got_ready_meanwhile(built, tmp_path, tmp_path_factory):
     """A number edit's pages are rendered in a helper process that imports the renderer while the build computes
     the numbers (build.pages_beside); the site is byte for byte what a clean build makes, and the build process
-    itself never imports Jinja or markdown-it. Negative control: with one worker the build renders them itself."""
+    itself imports neither Jinja, markdown-it nor the views. Negative control: with one worker the build renders them itself."""
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "3/29"')
-    (beside, pages), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), ("jinja2", "markdown_it"))
+    renderer = ("jinja2", "markdown_it", "generator.views")  # the card is kept by its inputs: no views either
+    (beside, pages), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), renderer)
     assert beside is True and pages > 1 and loaded == []
     B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
     assert tree(tmp_path / "out") == tree(tmp_path / "clean")
     replace_once(root / "data" / "site.yaml", "workers: 2 ", "workers: 1 ")
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "3/29"', '"draft_step": "3/31"')
-    (beside, _), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), ("jinja2", "markdown_it"))
-    assert beside is False and loaded == ["jinja2", "markdown_it"]
+    (beside, _), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), renderer)
+    assert beside is False and loaded == list(renderer)
 
 
 def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(built, tmp_path, tmp_path_factory):
