@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from . import readers
 from .cache import Cache, ValueMemo, digest, known_versions, module_closure, package_version, source_digest
 from .errors import UserError
-from .output import write_atomically
+from .output import Staging
 from .palette import dark as dark_svg
 from .report import BuildError, Progress, Report, _where
 from .uptodate import StatMemo, search_path
@@ -787,13 +787,18 @@ def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, 
     site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))
     key = digest(site, stamp)
     hit = cache.load("site", key)
-    if hit is not None:
-        files, report.pages, report.figures = hit
-        report.site_reused = True
-    else:
-        files = pipeline(root, report, cache, progress, workers, stamp, (render, numbers))
-        cache.store("site", key, (files, report.pages, report.figures))
-    staged = report.timed("write", lambda: write_atomically(files, out))
+    staging = report.timed("write", lambda: Staging(out))
+    try:
+        if hit is not None:
+            files, report.pages, report.figures = hit
+            report.site_reused = True
+        else:
+            files = pipeline(root, report, cache, progress, workers, stamp, (render, numbers), staging)
+            cache.store("site", key, (files, report.pages, report.figures))
+        staged = report.timed("write", lambda: staging.commit(files))
+    except BaseException:
+        staging.discard()
+        raise
     if before is not None:
         uptodate.write(before, str(out), str(cache.directory), extra=stamp_extras(root, out, used, memo),
                        used=used, hash_file=_file_digest, commit=stamp[1],
@@ -832,9 +837,10 @@ def stamp_extras(root: Path, out: Path, used: dict[str, bytes], memo: StatMemo |
 
 def pipeline(
     root: Path, report: Report, cache: Cache, progress: Progress | None, workers: int | None,
-    stamp: tuple = ("", "", None), keys: tuple[str, str] | None = None,
+    stamp: tuple = ("", "", None), keys: tuple[str, str] | None = None, staging: Staging | None = None,
 ) -> dict[str, bytes]:
-    """keys: (render, numbers) digests of the inputs (input_digests); without them, nothing is kept by them."""
+    """keys: (render, numbers) digests of the inputs (input_digests); without them, nothing is kept by them.
+    staging: where the files ready early are written while the pages render in a helper (pages_beside)."""
     from .publish import build_info, site_url, strict_check
 
     # site.yaml only: the profiles are read (and checked) by the stage that computes from them, and the
@@ -860,6 +866,8 @@ def pipeline(
             if numbers_key:
                 cache.store("numbers", digest(numbers_key, stamp), (number_files, report.figures))
                 cache.store("render-inputs", digest(numbers_key, stamp), computed)
+            if beside is not None and staging is not None:
+                report.timed("write", lambda: staging.write(number_files))
             if beside is not None:
                 page_files, report.pages, report.pages_rendered, seconds, used = beside.result()
                 report.pages_beside = True

@@ -32,7 +32,7 @@ from .paths import CACHE as DEFAULT_DIR
 PACKAGE = Path(__file__).resolve().parent
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
-BLOB_MIN = 32 * 1024  # a str or bytes at least this long is kept as a blob
+BLOB_MIN = 256 * 1024  # a str or bytes at least this long (the corpora, the models) is kept as a blob
 BLOBS = "blobs"  # the folder that holds them, beside the kinds
 UNUSED_BLOBS_KEPT = 300  # blobs this build did not use beyond the newest few: an entry still naming one misses
 

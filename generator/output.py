@@ -104,72 +104,101 @@ def _link_if_same(previous: Path, target: Path, data: bytes, epoch: int | None) 
     return True
 
 
-def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
-    """Write into a sibling temporary folder, then make it `out` in one atomic step.
+class Staging:
+    """The new build, written file by file into a fresh folder beside `out` (write, as often as there is
+    something ready: a file already written is not written again), then swapped into place by commit().
 
     Where the kernel offers renameat2(RENAME_EXCHANGE) the new folder and the old one swap names in a
     single call, so `out` is at every instant either the whole previous build or the whole new one;
     the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
     renamed aside and the new one into place, and recover() puts the old one back at the next start
     if the process died in between. A file the previous build holds byte for byte is hard-linked rather
-    than written. Returns what the new folder holds, as uptodate.walk sees it."""
-    out = Path(os.path.abspath(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
-    if not _looks_like_a_build(out):
-        raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
-    _checkpoint("staging")
-    old = None
-    epoch = _source_date_epoch()
-    previous = out if out.is_dir() and not out.is_symlink() else None
-    linked: set[Path] = set()
-    here = staging.resolve()
-    try:
-        for n, (rel, data) in enumerate(sorted(files.items())):
+    than written. discard() drops the folder: a build that fails leaves `out` as it was."""
+
+    def __init__(self, out: Path):
+        self.out = out = Path(os.path.abspath(out))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        recover(out)
+        if not _looks_like_a_build(out):
+            raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
+        self.folder = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
+        _checkpoint("staging")
+        self.epoch = _source_date_epoch()
+        self.previous = out if out.is_dir() and not out.is_symlink() else None
+        self.here = self.folder.resolve()
+        self.linked: set[Path] = set()
+        self.written: set[str] = set()
+
+    def write(self, files: dict[str, bytes]) -> None:
+        todo = sorted((rel, data) for rel, data in files.items() if rel not in self.written)
+        here = self.here
+        for n, (rel, data) in enumerate(todo):
             # staging is new and holds only the folders and files made here, no link, so the normalised
             # path is where the file lands (resolve() per file cost a system call per path component)
             target = Path(os.path.normpath(here / rel))
             if here not in target.parents:
                 raise BuildError(f"{rel}: output path leaves the build folder")
             target.parent.mkdir(parents=True, exist_ok=True)
-            if previous is not None and _link_if_same(previous / target.relative_to(here), target, data, epoch):
-                linked.add(target)
+            if self.previous is not None and _link_if_same(self.previous / target.relative_to(here), target, data, self.epoch):
+                self.linked.add(target)
             else:
                 target.write_bytes(data)
-            if n == len(files) // 2:
+            self.written.add(rel)
+            if n == len(todo) // 2:
                 _checkpoint("writing")
-        os.chmod(staging, 0o755)
-        if epoch is not None:
-            for path in [*here.rglob("*"), here]:
-                if path not in linked:  # a linked file already has the date; leave the old build alone
-                    os.utime(path, (epoch, epoch), follow_symlinks=False)
-        staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
-        _checkpoint("written")
-        if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
-            _checkpoint("exchanged")
-            shutil.rmtree(staging, ignore_errors=True)  # now the previous build
-            _checkpoint("done")
-            return staged
-        if os.path.lexists(out):
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
-            os.rmdir(old)
-            out.rename(old)
-            _checkpoint("moved-aside")
+
+    def commit(self, files: dict[str, bytes]) -> tuple:
+        """Write what is left of `files`, then make the folder `out`. Returns what the new folder holds, as
+        uptodate.walk sees it."""
+        out, staging, here = self.out, self.folder, self.here
+        old = None
         try:
-            staging.rename(out)
-        except OSError as exc:
-            if old is not None and not os.path.lexists(out):
-                old.rename(out)
-                old = None
-            raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
-                             "another build may have written it at the same time") from None
-        _checkpoint("renamed")
+            self.write(files)
+            os.chmod(staging, 0o755)
+            if self.epoch is not None:
+                for path in [*here.rglob("*"), here]:
+                    if path not in self.linked:  # a linked file already has the date; leave the old build alone
+                        os.utime(path, (self.epoch, self.epoch), follow_symlinks=False)
+            staged = walk(str(staging))  # what the stat stamp will expect `out` to hold
+            _checkpoint("written")
+            if out.is_dir() and not out.is_symlink() and _exchange(staging, out):
+                _checkpoint("exchanged")
+                shutil.rmtree(staging, ignore_errors=True)  # now the previous build
+                _checkpoint("done")
+                return staged
+            if os.path.lexists(out):
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-{os.getpid()}-", dir=out.parent))
+                os.rmdir(old)
+                out.rename(old)
+                _checkpoint("moved-aside")
+            try:
+                staging.rename(out)
+            except OSError as exc:
+                if old is not None and not os.path.lexists(out):
+                    old.rename(out)
+                    old = None
+                raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
+                                 "another build may have written it at the same time") from None
+            _checkpoint("renamed")
+        except BaseException:
+            self.discard()
+            raise
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        _checkpoint("done")
+        return staged
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def write_atomically(files: dict[str, bytes], out: Path) -> tuple:
+    """Write `files` into a sibling temporary folder, then make it `out` in one atomic step (Staging)."""
+    staging = Staging(out)
+    try:
+        staging.write(files)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.discard()
         raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    _checkpoint("done")
-    return staged
+    return staging.commit(files)
