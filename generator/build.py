@@ -561,7 +561,7 @@ def render_pages(
     `inputs`) is loaded unless some page has to be rendered. Pages rendered all at once (a cold build,
     a data edit) are kept in one entry, a text edit's page on its own. Templates compile once (a Jinja
     bytecode cache beside the build cache)."""
-    from .pages import environment, load_pages, markdown_renderer, render_layout, render_page, use_mathml_memo
+    from .pages import Markdown, environment, load_pages, render_layout, render_page, use_mathml_memo
     from .publish import sitemap
 
     site_src = root / "site_src"
@@ -590,17 +590,23 @@ def render_pages(
         bytecode = jinja_bytecode(cache)
         env = environment(site_src / "templates", bytecode)
         env.filters["csp_sha256"] = csp_sha256
-        md = markdown_renderer()
         variables = page_variables(config, inputs(), pages, info)
         mathml = ValueMemo(cache, "mathml", digest(source_digest("pages"), package_version("latex2mathml")))
         use_mathml_memo(mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
+        # each page's Markdown as HTML by its text after Jinja: a page whose text a number edit leaves alone
+        # is not parsed again; this build's texts and the last one's are kept (an undone edit hits too)
+        libraries = [package_version(name) for name in Markdown.LIBRARIES]
+        kept = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
+        kept.LIMIT = 2 * len(pages)
+        markdown = Markdown(kept if cache.enabled else None)
         try:
             for page in todo:
-                render_page(page, env, md, variables)
+                render_page(page, env, markdown, variables)
         finally:
             use_mathml_memo(None)
         if cache.enabled:
             mathml.save()
+            kept.save()
         rendered: dict[str, bytes] = {}
         for page in todo:
             files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
@@ -633,8 +639,9 @@ def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     a cold build a helper started with the build (start_compiling) has done the compiling, so this waits for
     it. A template that does not compile is left for the pages stage to report."""
     if _settle_compiling():  # a cold build: no formula has been converted yet either
-        from . import pages  # noqa: F401  (the renderer's imports, here rather than in the last stage)
+        from .pages import markdown_renderer
 
+        markdown_renderer()  # the renderer's imports, here rather than in the last stage
         try:
             import latex2mathml.converter  # noqa: F401
         except ImportError:  # the first formula says so, where it is converted
@@ -902,7 +909,10 @@ def pages_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: st
 
 
 def _renderer_ready() -> None:
-    from . import pages, views  # noqa: F401  (what rendering imports, the facts' classes with the views)
+    from . import views  # noqa: F401  (the facts' classes with the views)
+    from .pages import markdown_renderer
+
+    markdown_renderer()  # what rendering imports: Jinja, and markdown-it (pages.py imports it only when asked)
 
 
 def _render_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache,

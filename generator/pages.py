@@ -8,23 +8,23 @@ rendered partial afterwards. Nothing here computes a number.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
-from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
-from mdit_py_plugins.anchors import anchors_plugin
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.footnote import footnote_plugin
 
 from .engine import Verdict
 from .errors import UserError
 from .readers import load_yaml, read_text, shown
+
+if TYPE_CHECKING:  # imported by markdown_renderer, when some page's text is not in the Markdown memo
+    from markdown_it import MarkdownIt
 
 _FRONT_MATTER = re.compile(r"\A---[ \t\r]*\n(.*?)\n---[ \t\r]*\n", re.S)
 _PAGE_KEYS = {"title", "nav_title", "description", "slug"}
@@ -351,6 +351,11 @@ def _math(content: str, options: dict) -> str:
 
 
 def markdown_renderer() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.anchors import anchors_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+
     md = MarkdownIt("commonmark", {"html": True, "typographer": True}).enable(["table", "replacements", "smartquotes"])
     dollarmath_plugin(md, allow_digits=False, renderer=_math)
     footnote_plugin(md)
@@ -456,6 +461,31 @@ def render_markdown(md: MarkdownIt, text: str) -> tuple[str, list[Heading]]:
             headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), label.strip()))
     html = label_anchors(md.renderer.render(tokens, md.options, env), headings)
     return mark_external_links(wrap_scroll_boxes(html, headings)), headings
+
+
+class Markdown:
+    """render_markdown, with what it returned for a text kept in `memo` (a cache.ValueMemo, or None) under the
+    text's SHA-256: a page whose Jinja output is what an earlier build rendered (a number it does not show
+    changed) skips markdown-it altogether, which is imported and set up only when some text is new. A text
+    that fails is never kept, so it fails again with the same message."""
+
+    LIBRARIES = ("markdown-it-py", "mdit-py-plugins", "latex2mathml")  # whose versions the memo's key must hold
+
+    def __init__(self, memo=None):
+        self.memo, self.md = memo, None
+
+    def render(self, text: str) -> tuple[str, list[Heading]]:
+        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        kept = self.memo.get(key) if self.memo is not None else None
+        if kept is not None:
+            html, headings = kept
+            return html, [Heading(*h) for h in headings]
+        if self.md is None:
+            self.md = markdown_renderer()
+        html, headings = render_markdown(self.md, text)
+        if self.memo is not None:
+            self.memo.put(key, (html, tuple((h.level, h.id, h.text) for h in headings)))
+        return html, headings
 
 
 _ANCHOR = re.compile(r'<a class="header-anchor" href="#([^"]+)">#</a>')
@@ -597,7 +627,7 @@ def page_template(page: Page, env: jinja2.Environment) -> jinja2.Template:
     return env.template_class.from_code(env, bucket.code, env.make_globals(None), None)
 
 
-def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: dict) -> None:
+def render_page(page: Page, env: jinja2.Environment, markdown: Markdown, variables: dict) -> None:
     widgets = Widgets(env, variables)
     try:
         source = page_template(page, env)
@@ -606,7 +636,7 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
             RecursionError) as exc:
         raise template_error(exc, page) from None
     try:
-        body, page.headings = render_markdown(md, text)
+        body, page.headings = markdown.render(text)
     except RawHtmlError as exc:
         at = page.markdown.find(exc.snippet)
         line = page.body_line + page.markdown.count("\n", 0, at) if at >= 0 else None

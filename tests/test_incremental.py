@@ -227,3 +227,23 @@ def test_what_a_cold_build_parses_before_its_yaml_memo_is_installed_is_kept_too(
     assert build() == ([1], [])
     page.write_text(page.read_text(encoding="utf-8").replace("\ndescription: ", "\ndescription: New. ", 1), encoding="utf-8")
     assert build()[1] == ["yaml"]
+
+
+def test_a_template_edit_renders_every_page_again_without_parsing_markdown(built, tmp_path, tmp_path_factory):
+    """Each page's Markdown is kept by its text after Jinja (pages.Markdown); a layout edit changes no page's
+    text, so every page is rendered again without markdown-it even being imported. Negative control: a page
+    text edit brings it in."""
+    folder = tmp_path / "cache"  # the shared cache without finished pages, so the first build renders them all
+    shutil.copytree(shared_cache(tmp_path_factory).directory, folder, ignore=shutil.ignore_patterns("page", "pages", "site"))
+    root = copy_project(tmp_path / "p")
+
+    def build():
+        return fresh_build(root, tmp_path / "out", folder, ("pages_rendered",), ("markdown_it",))
+    build()  # the memo now holds every page's text as this project's data makes it
+    replace_once(root / "site_src" / "templates" / "page.html", '<footer class="site-footer">',
+                 '<footer class="site-footer" data-memo-test="yes">')
+    (pages,), loaded = build()
+    assert pages > 1 and loaded == []
+    page = middle_page(root)
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only the Markdown memo test writes.\n", encoding="utf-8")
+    assert build() == ([1], ["markdown_it"])

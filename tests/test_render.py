@@ -170,3 +170,100 @@ def test_which_formulas_are_renumbered_and_which_are_converted(earlier, new, reu
     got = pages._renumbered(new, "inline", None)
     assert (got is not None) == reused
     assert got is None or got == convert(new, display="inline")
+
+
+# --- the Markdown memo: each page's HTML kept by its text after Jinja -----------------------------
+
+MEMO_PAGE = """## Acceptance
+
+The rule: accept $x$ with probability $\\min\\left(1, \\frac{p(x)}{q(x)}\\right)$.[^why]
+
+| token | p | q |
+| --- | --- | --- |
+| the | 1/2 | 1/4 |
+
+$$E[N] = \\frac{1 - a^{k+1}}{1 - a}$$
+
+### A detail
+
+See [the source](https://example.org/paper).
+
+[^why]: Because the residual makes up the rest.
+"""
+
+
+def markdown_memo(cache_dir: Path):
+    from generator.cache import Cache, ValueMemo
+
+    return ValueMemo(Cache(cache_dir), "markdown", "test")
+
+
+def test_a_text_kept_in_the_markdown_memo_comes_back_as_a_fresh_render_makes_it_without_markdown_it(tmp_path):
+    from generator.pages import Markdown
+
+    fresh = render_markdown(markdown_renderer(), MEMO_PAGE)
+    memo = markdown_memo(tmp_path)
+    assert Markdown(memo).render(MEMO_PAGE) == fresh
+    memo.save()
+    again = Markdown(markdown_memo(tmp_path))  # a later build: the memo read back from the cache
+    html, headings = again.render(MEMO_PAGE)
+    assert again.md is None  # a hit: markdown-it was not even set up
+    assert (html, headings) == fresh and len(headings) == 2 and "<math" in html and "table-scroll" in html
+    assert headings is not fresh[1] and headings[0] is not fresh[1][0]  # a page gets headings of its own
+    # negative control: what a hit returns is what the memo holds, so the comparison above checks the memo
+    tampered = markdown_memo(tmp_path)
+    for key in list(tampered.old):
+        tampered.put(key, ("<p>tampered</p>", ((2, "x", "X"),)))
+    assert Markdown(tampered).render(MEMO_PAGE)[0] == "<p>tampered</p>"
+
+
+def test_a_changed_text_misses_the_markdown_memo(tmp_path):
+    from generator.pages import Markdown
+
+    memo = markdown_memo(tmp_path)
+    Markdown(memo).render(MEMO_PAGE)
+    memo.save()
+    edited = MEMO_PAGE.replace("1/4", "1/5")  # what a number edit does to a page's text
+    markdown = Markdown(markdown_memo(tmp_path))
+    html, headings = markdown.render(edited)
+    assert markdown.md is not None  # rendered, not found
+    assert (html, headings) == render_markdown(markdown_renderer(), edited)
+    assert "1/5" in html and "1/4" not in html  # negative control: the kept text's HTML would say 1/4
+
+
+def test_a_text_that_fails_is_never_kept_so_it_fails_again_with_its_message(tmp_path):
+    from generator.pages import Markdown, MarkupProblem, RawHtmlError
+
+    memo = markdown_memo(tmp_path)
+    for bad, error in (("Hello <script>x()</script>\n", RawHtmlError), ("A loose note.[^nope]\n", MarkupProblem)):
+        messages = []
+        for _ in range(2):
+            with pytest.raises(error) as caught:
+                Markdown(memo).render(bad)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1] and "\n" not in messages[0]
+    assert memo.new == {}
+    Markdown(memo).render(MEMO_PAGE)
+    assert len(memo.new) == 1  # negative control: a text that renders is kept, and the check above would see it
+
+
+def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_rendered_once(project, tmp_path):
+    """The memo is keyed by the whole text after Jinja: a page that rendered, then gains raw HTML the allowlist
+    refuses, fails with the page's file and line on that build and on the next (no failure and no earlier
+    HTML is served from the memo); fixed again, it builds."""
+    from generator import build as B
+    from generator.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    only_page(project, "fine")
+    B.build(project, tmp_path / "out", cache=cache)
+    only_page(project, "fine <script>alert(1)</script>")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(PageError) as caught:
+            B.build(project, tmp_path / "out", cache=cache)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "\n" not in messages[0]
+    assert "index.md: line 6: raw HTML <script> is not allowed" in messages[0]
+    only_page(project, "fine")  # negative control: the same page without it builds from the same cache
+    assert B.build(project, tmp_path / "out", cache=cache).pages == 1
