@@ -529,13 +529,13 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
 def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], info: BuildInfo) -> dict:
     """What every page, widget and the 404 page are rendered with."""
     from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
-    from .views import site_view, stepper_data
+    from .views import site_view, stepper_data, stepper_profiles
 
     facts, plan = inputs.facts, inputs.plan
     site = site_view(facts, config.title, plan)
     variables = {
         "site": site, "tokens": facts.tokens, "k": facts.k, "config": config, "pages": pages, "figures": inputs.figures,
-        "stepper_json": json_for_script(stepper_data(site)),
+        "stepper_json": json_for_script(stepper_data(site)), "stepper_profiles": stepper_profiles(site),
         "playground": inputs.playground,
         "build_info": info, "bibtex": bibtex(info, config.title, config.author),
         "figure_functions": {ref.name: ref.function for ref in plan},
@@ -599,14 +599,23 @@ def render_pages(
         kept = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
         kept.LIMIT = 2 * len(pages)
         markdown = Markdown(kept if cache.enabled else None)
+        # the stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the templates,
+        # pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)
+        templates = site_src / "templates"
+        drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
+                    for path in sorted(templates.rglob("*")) if path.is_file()]
+        widgets = ValueMemo(cache, "widgets", digest(source_digest("pages", "views", "engine"), drawn_by,
+                                                     package_version("jinja2"), sys.version_info[:2]))
+        widgets.LIMIT = 2  # this build's and the last one's: a few hundred kB each
         try:
             for page in todo:
-                render_page(page, env, markdown, variables)
+                render_page(page, env, markdown, variables, widgets if cache.enabled else None)
         finally:
             use_mathml_memo(None)
         if cache.enabled:
             mathml.save()
             kept.save()
+            widgets.save()
         rendered: dict[str, bytes] = {}
         for page in todo:
             files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")

@@ -9,6 +9,8 @@ rendered partial afterwards. Nothing here computes a number.
 from __future__ import annotations
 
 import hashlib
+import io
+import pickle
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -594,20 +596,52 @@ def template_error(exc: BaseException, page: Page | None = None) -> PageError:
     return PageError(f"{name}: {place}{message}")
 
 
-class Widgets:
-    """Collects widget HTML while a page's Markdown is rendered, and swaps it in afterwards."""
+# Widgets drawn from the named variables alone (and their arguments, the environment's filters and globals):
+# the template gets nothing else, so reading a name not listed here fails the build instead of slipping past
+# the key, and the HTML is kept across builds by those values (Widgets.kept). A draft-step edit leaves the
+# stepper's thousands of cells as they were.
+KEPT_WIDGETS = {"stepper": ("stepper_profiles", "stepper_json")}
 
-    def __init__(self, env: jinja2.Environment, variables: dict):
-        self.env, self.variables, self.rendered = env, variables, []
+
+def value_bytes(value: Any) -> bytes:
+    """`value` pickled without the pickler's memo (fast mode), so that equal values give equal bytes however
+    their objects are shared: rounds computed afresh and the same rounds loaded from the cache alike."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+class Widgets:
+    """Collects widget HTML while a page's Markdown is rendered, and swaps it in afterwards. `kept` (a
+    cache.ValueMemo, or None) holds KEPT_WIDGETS' HTML under a hash of what each is drawn from; its key's
+    code part must cover the templates and the views' classes (build.render_pages)."""
+
+    def __init__(self, env: jinja2.Environment, variables: dict, kept=None):
+        self.env, self.variables, self.kept, self.rendered = env, variables, kept, []
 
     def __call__(self, _widget: str, /, **kwargs) -> Markup:
         try:
             template = self.env.get_template(f"widgets/{_widget}.html")
         except jinja2.TemplateNotFound:
             raise PageError(f"unknown widget {_widget!r} (no site_src/templates/widgets/{_widget}.html)") from None
-        html = template.render(**self.variables, **kwargs)
+        if _widget in KEPT_WIDGETS:
+            html = self._drawn_from(_widget, template, {name: self.variables[name] for name in KEPT_WIDGETS[_widget]}
+                                    | kwargs)
+        else:
+            html = template.render(**self.variables, **kwargs)
         self.rendered.append(html)
         return Markup(f"\n\n<!--widget-{len(self.rendered) - 1}-->\n\n")
+
+    def _drawn_from(self, name: str, template: jinja2.Template, inputs: dict) -> str:
+        key = self.kept is not None and hashlib.sha256(value_bytes((name, sorted(inputs.items())))).hexdigest()
+        html = self.kept.get(key) if key else None
+        if html is None:
+            html = template.render(**inputs)
+            if key:
+                self.kept.put(key, html)
+        return html
 
     def fill(self, html: str) -> str:
         return re.sub(r"<!--widget-(\d+)-->", lambda m: self.rendered[int(m.group(1))], html)
@@ -627,8 +661,8 @@ def page_template(page: Page, env: jinja2.Environment) -> jinja2.Template:
     return env.template_class.from_code(env, bucket.code, env.make_globals(None), None)
 
 
-def render_page(page: Page, env: jinja2.Environment, markdown: Markdown, variables: dict) -> None:
-    widgets = Widgets(env, variables)
+def render_page(page: Page, env: jinja2.Environment, markdown: Markdown, variables: dict, kept_widgets=None) -> None:
+    widgets = Widgets(env, variables, kept_widgets)
     try:
         source = page_template(page, env)
         text = source.render(**variables, page=page, widget=widgets)

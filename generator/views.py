@@ -318,6 +318,19 @@ def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> Sit
     )
 
 
+@dataclass(frozen=True)
+class StepperProfile:
+    """What the stepper shows of one profile: its name and every round, frame by frame. Nothing here is priced
+    by the cost model, so a draft-step edit leaves the stepper's HTML as it was (pages.KEPT_WIDGETS)."""
+    id: str
+    name: str
+    rounds: tuple[RoundView, ...]
+
+
+def stepper_profiles(site: SiteView) -> tuple[StepperProfile, ...]:
+    return tuple(StepperProfile(p.id, p.name, p.rounds) for p in site.profiles)
+
+
 def stepper_data(site: SiteView) -> dict:
     """The JSON the stepper reads: which frames exist and what to announce; the frames' HTML is in the page."""
     return {

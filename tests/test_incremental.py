@@ -247,3 +247,28 @@ def test_a_template_edit_renders_every_page_again_without_parsing_markdown(built
     page = middle_page(root)
     page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only the Markdown memo test writes.\n", encoding="utf-8")
     assert build() == ([1], ["markdown_it"])
+
+
+def test_a_draft_step_edit_takes_the_stepper_from_the_widget_memo(tmp_path, monkeypatch):
+    """The stepper shows rounds the cost model does not price, so its HTML is kept by what it is drawn from
+    (pages.KEPT_WIDGETS): after a cold build (its rounds computed in the process), a draft-step edit (its rounds
+    loaded from the cache) renders every page but not the stepper. Negative control: a draft probability edit
+    changes the rounds, and the stepper is drawn again."""
+    import jinja2
+
+    folder = tmp_path / "cache"  # empty: the first build is a cold one
+    root = copy_project(tmp_path / "p")
+    drawn: list[str] = []
+    render = jinja2.Template.render
+    monkeypatch.setattr(jinja2.Template, "render", lambda self, *a, **k: drawn.append(self.name) or render(self, *a, **k))
+
+    def build() -> list[str]:
+        drawn.clear()
+        B.build(root, tmp_path / "out", cache=Cache(folder), workers=1)  # one worker: the pages render here
+        return drawn
+    assert "widgets/stepper.html" in build()
+    replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "3/29"')
+    assert "widgets/stepper.html" not in build() and "page.html" in drawn
+    replace_once(root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]',
+                 '["2/8", "1/8", "0",   "1/16", "7/16", "1/8"]')
+    assert "widgets/stepper.html" in build()

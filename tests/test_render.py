@@ -2,6 +2,7 @@
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -267,3 +268,90 @@ def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_ren
     assert "index.md: line 6: raw HTML <script> is not allowed" in messages[0]
     only_page(project, "fine")  # negative control: the same page without it builds from the same cache
     assert B.build(project, tmp_path / "out", cache=cache).pages == 1
+
+
+
+# --- kept widgets: drawn from the named variables alone, their HTML kept by those values -------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    share: F
+
+
+ROWS_WIDGET = "{% for r in rows %}<p>{{ r.label }}: {{ r.share | frac }}</p>{% endfor %}\n"
+
+
+def widget_env(tmp_path: Path, body: str = ROWS_WIDGET):
+    from generator.pages import environment
+
+    write(tmp_path / "templates" / "widgets" / "rows.html", body)
+    return environment(tmp_path / "templates")
+
+
+def draw(env, variables, kept=None, **kwargs) -> str:
+    from generator.pages import Widgets
+
+    widgets = Widgets(env, variables, kept)
+    widgets("rows", **kwargs)
+    return widgets.rendered[-1]
+
+
+@pytest.fixture
+def rows_kept(monkeypatch):
+    import generator.pages
+
+    monkeypatch.setitem(generator.pages.KEPT_WIDGETS, "rows", ("rows",))
+
+
+def widget_memo(cache_dir: Path):
+    from generator.cache import Cache, ValueMemo
+
+    return ValueMemo(Cache(cache_dir), "widgets", "test")
+
+
+def test_equal_values_give_equal_key_bytes_however_their_objects_are_shared():
+    import pickle
+
+    from generator.pages import value_bytes
+
+    label = "".join(["acc", "epted"])
+    shared = (Row(label, F(1, 2)), Row(label, F(1, 2)))  # one string object twice, as rounds computed afresh
+    apart = (Row("accepted", F(1, 2)), Row("".join(["accep", "ted"]), F(1, 2)))  # as the same rounds unpickled
+    assert value_bytes(shared) == value_bytes(apart)
+    assert value_bytes(shared) != value_bytes((Row(label, F(1, 3)), Row(label, F(1, 2))))
+    # negative control: a plain pickle writes a shared object once and refers back to it, so its bytes differ
+    assert pickle.dumps(shared) != pickle.dumps(apart)
+
+
+def test_a_kept_widget_comes_back_from_the_memo_as_drawn_and_is_drawn_again_when_its_values_change(tmp_path, rows_kept):
+    env = widget_env(tmp_path)
+    variables = {"rows": (Row("the", F(1, 2)), Row("cat", F(1, 4))), "unrelated": 1}
+    fresh = draw(env, variables)
+    memo = widget_memo(tmp_path / "cache")
+    assert draw(env, variables, memo) == fresh == "<p>the: 1/2</p><p>cat: 1/4</p>"
+    memo.save()
+    later = widget_memo(tmp_path / "cache")  # the next build's memo, read back from the cache
+    env.get_template("widgets/rows.html").render = None  # a hit must not draw it: drawing now fails
+    assert draw(env, {**variables, "unrelated": 2}, later) == fresh  # a variable it does not read changed
+    with pytest.raises(TypeError):  # negative control: a changed value misses and draws (here: fails to)
+        draw(env, {**variables, "rows": (Row("the", F(1, 3)),)}, later)
+    env = widget_env(tmp_path / "again")
+    changed = {**variables, "rows": (Row("the", F(1, 3)),)}
+    assert draw(env, changed, later) == draw(env, changed) == "<p>the: 1/3</p>"
+
+
+def test_a_kept_widget_reading_a_variable_it_does_not_list_fails_instead_of_going_stale(tmp_path, rows_kept):
+    from jinja2 import UndefinedError
+
+    env = widget_env(tmp_path, "{{ rows | length }} of {{ unrelated }}\n")
+    variables = {"rows": (Row("the", F(1, 2)),), "unrelated": 7}
+    with pytest.raises(UndefinedError, match="'unrelated' is undefined"):
+        draw(env, variables, widget_memo(tmp_path / "cache"))
+    with pytest.raises(UndefinedError):  # without a cache the same: the build does not depend on it
+        draw(env, variables)
+    import generator.pages  # negative control: the same template as an ordinary widget sees every variable
+
+    del generator.pages.KEPT_WIDGETS["rows"]
+    assert draw(env, variables) == "1 of 7\n"
