@@ -596,26 +596,32 @@ def render_pages(
         # each page's Markdown as HTML by its text after Jinja: a page whose text a number edit leaves alone
         # is not parsed again; this build's texts and the last one's are kept (an undone edit hits too)
         libraries = [package_version(name) for name in Markdown.LIBRARIES]
-        kept = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
-        kept.LIMIT = 2 * len(pages)
-        markdown = Markdown(kept if cache.enabled else None)
-        # the stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the templates,
-        # pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)
-        templates = site_src / "templates"
-        drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
-                    for path in sorted(templates.rglob("*")) if path.is_file()]
-        widgets = ValueMemo(cache, "widgets", digest(source_digest("pages", "views", "engine"), drawn_by,
-                                                     package_version("jinja2"), sys.version_info[:2]))
-        widgets.LIMIT = 2  # this build's and the last one's: a few hundred kB each
+        markdown_memo = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
+        markdown_memo.LIMIT = 2 * len(pages)
+        markdown = Markdown(markdown_memo if cache.enabled else None)
+        widget_memo: list[ValueMemo] = []  # made when a page first draws the stepper: a text edit seldom does
+
+        def kept_widgets() -> ValueMemo:
+            """The stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the
+            templates, pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)."""
+            if not widget_memo:
+                templates = site_src / "templates"
+                drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
+                            for path in sorted(templates.rglob("*")) if path.is_file()]
+                widget_memo.append(ValueMemo(cache, "widgets", digest(
+                    source_digest("pages", "views", "engine"), drawn_by, package_version("jinja2"), sys.version_info[:2])))
+                widget_memo[0].LIMIT = 2  # this build's and the last one's: a few hundred kB each
+            return widget_memo[0]
         try:
             for page in todo:
-                render_page(page, env, markdown, variables, widgets if cache.enabled else None)
+                render_page(page, env, markdown, variables, kept_widgets if cache.enabled else None)
         finally:
             use_mathml_memo(None)
         if cache.enabled:
             mathml.save()
-            kept.save()
-            widgets.save()
+            markdown_memo.save()
+            for memo in widget_memo:
+                memo.save()
         rendered: dict[str, bytes] = {}
         for page in todo:
             files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")

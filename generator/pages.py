@@ -12,6 +12,7 @@ import hashlib
 import io
 import pickle
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from html.parser import HTMLParser
@@ -614,11 +615,11 @@ def value_bytes(value: Any) -> bytes:
 
 
 class Widgets:
-    """Collects widget HTML while a page's Markdown is rendered, and swaps it in afterwards. `kept` (a
-    cache.ValueMemo, or None) holds KEPT_WIDGETS' HTML under a hash of what each is drawn from; its key's
-    code part must cover the templates and the views' classes (build.render_pages)."""
+    """Collects widget HTML while a page's Markdown is rendered, and swaps it in afterwards. `kept` (or None)
+    gives the cache.ValueMemo that holds KEPT_WIDGETS' HTML under a hash of what each is drawn from, when one
+    is first drawn; its key's code part must cover the templates and the views' classes (build.render_pages)."""
 
-    def __init__(self, env: jinja2.Environment, variables: dict, kept=None):
+    def __init__(self, env: jinja2.Environment, variables: dict, kept: Callable[[], Any] | None = None):
         self.env, self.variables, self.kept, self.rendered = env, variables, kept, []
 
     def __call__(self, _widget: str, /, **kwargs) -> Markup:
@@ -635,12 +636,13 @@ class Widgets:
         return Markup(f"\n\n<!--widget-{len(self.rendered) - 1}-->\n\n")
 
     def _drawn_from(self, name: str, template: jinja2.Template, inputs: dict) -> str:
-        key = self.kept is not None and hashlib.sha256(value_bytes((name, sorted(inputs.items())))).hexdigest()
-        html = self.kept.get(key) if key else None
+        memo = self.kept() if self.kept is not None else None
+        key = memo is not None and hashlib.sha256(value_bytes((name, sorted(inputs.items())))).hexdigest()
+        html = memo.get(key) if key else None
         if html is None:
             html = template.render(**inputs)
             if key:
-                self.kept.put(key, html)
+                memo.put(key, html)
         return html
 
     def fill(self, html: str) -> str:

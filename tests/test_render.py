@@ -293,7 +293,7 @@ def widget_env(tmp_path: Path, body: str = ROWS_WIDGET):
 def draw(env, variables, kept=None, **kwargs) -> str:
     from generator.pages import Widgets
 
-    widgets = Widgets(env, variables, kept)
+    widgets = Widgets(env, variables, None if kept is None else lambda: kept)
     widgets("rows", **kwargs)
     return widgets.rendered[-1]
 
