@@ -640,7 +640,12 @@ class Widgets:
         key = memo is not None and hashlib.sha256(value_bytes((name, sorted(inputs.items())))).hexdigest()
         html = memo.get(key) if key else None
         if html is None:
-            html = template.render(**inputs)
+            try:
+                html = template.render(**inputs)
+            except jinja2.UndefinedError as exc:  # say why a name every other template sees is missing here
+                exc.args = (f"{exc.args[0] if exc.args else exc} (the {name} widget sees only "
+                            f"{', '.join(KEPT_WIDGETS[name])})",)
+                raise
             if key:
                 memo.put(key, html)
         return html
