@@ -809,7 +809,7 @@ def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, 
     site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))
     key = digest(site, stamp)
     hit = cache.load("site", key)
-    staging = report.timed("write", lambda: Staging(out))
+    staging = Staging(out)
     try:
         if hit is not None:
             files, report.pages, report.figures = hit
@@ -883,19 +883,15 @@ def pipeline(
         try:
             number_files, computed = numbers_stage(root, report, cache, progress, workers)
             report.figures = len(computed.figures)
-            if beside is not None:  # it renders while this process keeps what it computed
+            if beside is not None:  # it renders while this process keeps and writes what it computed
                 beside.send(computed, {name: data if name.endswith(".html") else b"" for name, data in number_files.items()})
             if numbers_key:
                 cache.store("numbers", digest(numbers_key, stamp), (number_files, report.figures))
                 cache.store("render-inputs", digest(numbers_key, stamp), computed)
-            if beside is not None and staging is not None:
-                report.timed("write", lambda: staging.write(number_files))
             if beside is not None:
-                page_files, report.pages, report.pages_rendered, seconds, used = beside.result()
-                report.pages_beside = True
-                report.stages["pages"] = report.stages.get("pages", 0.0) + seconds
-                cache.used |= used
-                return {**page_files, **number_files}
+                if staging is not None and staging.replaceable():  # else the pages' own errors come first
+                    report.timed("write", lambda: staging.write(number_files))
+                return {**rendered_beside(beside, report, cache), **number_files}
         finally:
             if beside is not None:
                 beside.stop()
@@ -921,6 +917,15 @@ def pages_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: st
     if (workers or config.build.workers) < 2 or _COMPILING or not can_fork() or render_key is None:
         return None
     return Waiting(_renderer_ready, _render_beside, root, config, info, render_key, cache)
+
+
+def rendered_beside(beside: Waiting, report: Report, cache: Cache) -> dict[str, bytes]:
+    """The page files the helper made; its pages, time and cache use count as this build's."""
+    page_files, report.pages, report.pages_rendered, seconds, used = beside.result()
+    report.pages_beside = True
+    report.stages["pages"] = report.stages.get("pages", 0.0) + seconds
+    cache.used |= used
+    return page_files
 
 
 def _renderer_ready() -> None:

@@ -113,10 +113,20 @@ class Staging:
     the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is
     renamed aside and the new one into place, and recover() puts the old one back at the next start
     if the process died in between. A file the previous build holds byte for byte is hard-linked rather
-    than written. discard() drops the folder: a build that fails leaves `out` as it was."""
+    than written. discard() drops the folder: a build that fails leaves `out` as it was. Nothing is made
+    on disk (and `out` is not looked at) before the first write."""
 
     def __init__(self, out: Path):
-        self.out = out = Path(os.path.abspath(out))
+        self.out = Path(os.path.abspath(out))
+        self.folder: Path | None = None
+        self.written: set[str] = set()
+
+    def replaceable(self) -> bool:
+        """Whether `out` may be replaced (commit refuses a folder that holds something other than a build)."""
+        return _looks_like_a_build(self.out)
+
+    def _open(self) -> None:
+        out = self.out
         out.parent.mkdir(parents=True, exist_ok=True)
         recover(out)
         if not _looks_like_a_build(out):
@@ -127,9 +137,10 @@ class Staging:
         self.previous = out if out.is_dir() and not out.is_symlink() else None
         self.here = self.folder.resolve()
         self.linked: set[Path] = set()
-        self.written: set[str] = set()
 
     def write(self, files: dict[str, bytes]) -> None:
+        if self.folder is None:
+            self._open()
         todo = sorted((rel, data) for rel, data in files.items() if rel not in self.written)
         here = self.here
         for n, (rel, data) in enumerate(todo):
@@ -150,10 +161,10 @@ class Staging:
     def commit(self, files: dict[str, bytes]) -> tuple:
         """Write what is left of `files`, then make the folder `out`. Returns what the new folder holds, as
         uptodate.walk sees it."""
-        out, staging, here = self.out, self.folder, self.here
         old = None
         try:
             self.write(files)
+            out, staging, here = self.out, self.folder, self.here
             os.chmod(staging, 0o755)
             if self.epoch is not None:
                 for path in [*here.rglob("*"), here]:
@@ -190,7 +201,8 @@ class Staging:
         return staged
 
     def discard(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def write_atomically(files: dict[str, bytes], out: Path) -> tuple:

@@ -308,6 +308,30 @@ def test_write_atomically_refuses_to_replace_a_folder_that_is_not_a_build(tmp_pa
     assert (docs / "notes.txt").read_text() == "keep me"
 
 
+def test_staging_writes_in_parts_and_makes_nothing_before_its_first_write(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.txt").write_text("keep me")
+    refused = O.Staging(docs)
+    assert not refused.replaceable() and sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
+    refused.discard()  # nothing to drop
+    O.write_atomically({"index.html": b"old", "figures/manifest.json": b"{}"}, tmp_path / "out")
+    staging = O.Staging(tmp_path / "out")
+    staging.write({"figures/manifest.json": b"{}", "figures/a.svg": b"<svg/>"})  # what is ready first
+    assert (tmp_path / "out" / "index.html").read_bytes() == b"old"  # out untouched until commit
+    staging.commit({"index.html": b"new", "figures/manifest.json": b"{}", "figures/a.svg": b"<svg/>"})
+    assert tree_of(tmp_path / "out") == {"index.html": b"new", "figures/manifest.json": b"{}", "figures/a.svg": b"<svg/>"}
+    dropped = O.Staging(tmp_path / "out")
+    dropped.write({"index.html": b"never"})
+    dropped.discard()  # a build that failed after writing some files
+    assert (tmp_path / "out" / "index.html").read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "out"]  # negative control of the listing above
+
+
+def tree_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path):
     dead = tmp_path / f".out-new-{2 ** 22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
     dead.mkdir()
