@@ -549,11 +549,11 @@ def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], 
     return variables
 
 
-def render_pages(
-    root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache, inputs: Callable[[], RenderInputs],
-    report: Report,
-) -> tuple[dict[str, bytes], list[Page]]:
-    """Every page, the 404 page, the assets and the sitemap, as output files; and the pages.
+class PagesStage:
+    """Every page, the 404 page, the assets and the sitemap, as output files; and the pages. In two steps:
+    making one needs no numbers (it reads the pages, finds the HTML kept for them, and where some page
+    must be rendered sets up Jinja, the templates and the memos); render() renders what was not kept. A
+    number edit's helper takes the first step while the build still computes (pages_beside).
 
     A page's HTML is kept under a key of everything but the pages' Markdown (render_key), every page's
     name, title and place in the reading order (what the navigation shows), and the page's own file:
@@ -561,86 +561,123 @@ def render_pages(
     `inputs`) is loaded unless some page has to be rendered. Pages rendered all at once (a cold build,
     a data edit) are kept in one entry, a text edit's page on its own. Templates compile once (a Jinja
     bytecode cache beside the build cache)."""
-    from .pages import Markdown, environment, load_pages, render_layout, render_page, use_mathml_memo
-    from .publish import sitemap
 
-    site_src = root / "site_src"
-    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
-    nav = [(p.url, p.title, p.nav_title, p.description, p.part, p.prev and p.prev.url, p.next and p.next.url)
-           for p in pages]
-    base = digest("pages", render_key, nav, info)
-    keys = {page.url: digest(base, page.url, hashlib.sha256(page.source.read_bytes()).hexdigest()) for page in pages}
-    files: dict[str, bytes] = {}
-    together = cache.load("pages", base)  # what the build that rendered every page under this base kept
-    together = together if isinstance(together, dict) else {}
-    for page in pages:
-        hit = together.get(keys[page.url]) or cache.load("page", keys[page.url])
-        if hit is not None:
-            files[page.url] = hit
-    todo = [page for page in pages if page.url not in files]
-    has_404 = (site_src / "templates" / "404.html").exists() and bool(pages)
-    key_404 = digest(base, "404.html")
-    if has_404:
-        hit = together.get(key_404) or cache.load("page", key_404)
-        if hit is not None:
-            files["404.html"] = hit
-    report.pages_rendered = len(todo) + (has_404 and "404.html" not in files)
-    if report.pages_rendered:
+    def __init__(self, root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache):
+        from .pages import load_pages
+
+        self.root, self.config, self.info, self.cache = root, config, info, cache
+        self.site_src = site_src = root / "site_src"
+        self.pages = pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
+        nav = [(p.url, p.title, p.nav_title, p.description, p.part, p.prev and p.prev.url, p.next and p.next.url)
+               for p in pages]
+        self.base = base = digest("pages", render_key, nav, info)
+        self.keys = {page.url: digest(base, page.url, hashlib.sha256(page.source.read_bytes()).hexdigest())
+                     for page in pages}
+        self.done: dict[str, bytes] = {}  # each page's HTML (and the 404 page's): kept, or once rendered
+        together = cache.load("pages", base)  # what the build that rendered every page under this base kept
+        self.together = together if isinstance(together, dict) else {}
+        for page in pages:
+            hit = self.together.get(self.keys[page.url]) or cache.load("page", self.keys[page.url])
+            if hit is not None:
+                self.done[page.url] = hit
+        self.todo = [page for page in pages if page.url not in self.done]
+        self.has_404 = (site_src / "templates" / "404.html").exists() and bool(pages)
+        self.key_404 = digest(base, "404.html")
+        if self.has_404:
+            hit = self.together.get(self.key_404) or cache.load("page", self.key_404)
+            if hit is not None:
+                self.done["404.html"] = hit
+        self.rendering = len(self.todo) + (self.has_404 and "404.html" not in self.done)
+        if self.rendering:
+            self._set_up()
+
+    def _set_up(self) -> None:
+        """Jinja with the templates and the pages' own templates loaded, and the memos read. A template that
+        does not compile is left for render() to report, with its file and line."""
+        import jinja2
+
+        from .pages import Markdown, environment, page_template
+
         _settle_compiling()
-        bytecode = jinja_bytecode(cache)
-        env = environment(site_src / "templates", bytecode)
+        cache, pages = self.cache, self.pages
+        self.env = env = environment(self.site_src / "templates", jinja_bytecode(cache))
         env.filters["csp_sha256"] = csp_sha256
-        variables = page_variables(config, inputs(), pages, info)
-        mathml = ValueMemo(cache, "mathml", digest(source_digest("pages"), package_version("latex2mathml")))
-        use_mathml_memo(mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
+        self.mathml = ValueMemo(cache, "mathml", digest(source_digest("pages"), package_version("latex2mathml")))
         # each page's Markdown as HTML by its text after Jinja: a page whose text a number edit leaves alone
         # is not parsed again; this build's texts and the last one's are kept (an undone edit hits too)
         libraries = [package_version(name) for name in Markdown.LIBRARIES]
-        markdown_memo = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
-        markdown_memo.LIMIT = 2 * len(pages)
-        markdown = Markdown(markdown_memo if cache.enabled else None)
-        widget_memo: list[ValueMemo] = []  # made when a page first draws the stepper: a text edit seldom does
-
-        def kept_widgets() -> ValueMemo:
-            """The stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the
-            templates, pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)."""
-            if not widget_memo:
-                templates = site_src / "templates"
-                drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
-                            for path in sorted(templates.rglob("*")) if path.is_file()]
-                widget_memo.append(ValueMemo(cache, "widgets", digest(
-                    source_digest("pages", "views", "engine"), drawn_by, package_version("jinja2"), sys.version_info[:2])))
-                widget_memo[0].LIMIT = 2  # this build's and the last one's: a few hundred kB each
-            return widget_memo[0]
+        self.markdown_memo = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
+        self.markdown_memo.LIMIT = 2 * len(pages)
+        self.markdown = Markdown(self.markdown_memo if cache.enabled else None)
+        self.widget_memo: list[ValueMemo] = []  # made when a page first draws the stepper: a text edit seldom does
+        self.templates: dict[str, jinja2.Template] = {}  # each page's own, by its address
         try:
-            for page in todo:
-                render_page(page, env, markdown, variables, kept_widgets if cache.enabled else None)
-        finally:
-            use_mathml_memo(None)
-        if cache.enabled:
-            mathml.save()
-            markdown_memo.save()
-            for memo in widget_memo:
-                memo.save()
-        rendered: dict[str, bytes] = {}
-        for page in todo:
-            files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
-        if has_404 and "404.html" not in files:
-            files["404.html"] = rendered[key_404] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
-        if together:  # a text edit: the page it renders kept on its own
-            for key, html in rendered.items():
-                cache.store("page", key, html)
-        else:  # every page at once (a cold build, a data edit): one entry, so one file to write, not one a page
-            cache.store("pages", base, {keys[page.url]: files[page.url] for page in pages}
-                        | ({key_404: files["404.html"]} if has_404 else {}))
-    files = {page.url: files[page.url] for page in pages} | ({"404.html": files["404.html"]} if has_404 else {})
-    assets = site_src / "assets"
-    for path in sorted(assets.rglob("*")) if assets.exists() else []:
-        if path.is_file():
-            files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
-    if info.site_url:
-        files["sitemap.xml"] = sitemap(info, [page.url for page in pages])
-    return files, pages
+            for name in ("page.html", "404.html") if self.has_404 else ("page.html",):
+                env.get_template(name)  # loaded (and what it extends) into the environment's own cache
+            for page in self.todo:
+                self.templates[page.url] = page_template(page, env)
+        except jinja2.TemplateError:
+            pass
+
+    def _kept_widgets(self) -> ValueMemo:
+        """The stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the
+        templates, pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)."""
+        if not self.widget_memo:
+            templates = self.site_src / "templates"
+            drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
+                        for path in sorted(templates.rglob("*")) if path.is_file()]
+            self.widget_memo.append(ValueMemo(self.cache, "widgets", digest(
+                source_digest("pages", "views", "engine"), drawn_by, package_version("jinja2"), sys.version_info[:2])))
+            self.widget_memo[0].LIMIT = 2  # this build's and the last one's: a few hundred kB each
+        return self.widget_memo[0]
+
+    def render(self, inputs: Callable[[], RenderInputs], report: Report) -> tuple[dict[str, bytes], list[Page]]:
+        from .pages import render_layout, render_page, use_mathml_memo
+        from .publish import sitemap
+
+        cache, pages, files, keys, has_404 = self.cache, self.pages, self.done, self.keys, self.has_404
+        report.pages_rendered = self.rendering
+        if self.rendering:
+            env = self.env
+            variables = page_variables(self.config, inputs(), pages, self.info)
+            use_mathml_memo(self.mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
+            try:
+                for page in self.todo:
+                    render_page(page, env, self.markdown, variables, self._kept_widgets if cache.enabled else None,
+                                self.templates.get(page.url))
+            finally:
+                use_mathml_memo(None)
+            if cache.enabled:
+                for memo in (self.mathml, self.markdown_memo, *self.widget_memo):
+                    memo.save()
+            rendered: dict[str, bytes] = {}
+            for page in self.todo:
+                files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
+            if has_404 and "404.html" not in files:
+                files["404.html"] = rendered[self.key_404] = render_standalone(
+                    env, "404.html", {**variables, "first_page": pages[0]})
+            if self.together:  # a text edit: the page it renders kept on its own
+                for key, html in rendered.items():
+                    cache.store("page", key, html)
+            else:  # every page at once (a cold build, a data edit): one entry, so one file to write, not one a page
+                cache.store("pages", self.base, {keys[page.url]: files[page.url] for page in pages}
+                            | ({self.key_404: files["404.html"]} if has_404 else {}))
+        out = {page.url: files[page.url] for page in pages} | ({"404.html": files["404.html"]} if has_404 else {})
+        assets = self.site_src / "assets"
+        for path in sorted(assets.rglob("*")) if assets.exists() else []:
+            if path.is_file():
+                out[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
+        if self.info.site_url:
+            out["sitemap.xml"] = sitemap(self.info, [page.url for page in pages])
+        return out, pages
+
+
+def render_pages(
+    root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache, inputs: Callable[[], RenderInputs],
+    report: Report,
+) -> tuple[dict[str, bytes], list[Page]]:
+    """Both of PagesStage's steps at once."""
+    return PagesStage(root, config, info, render_key, cache).render(inputs, report)
 
 
 def jinja_bytecode(cache: Cache) -> Path | None:
@@ -928,24 +965,28 @@ def rendered_beside(beside: Waiting, report: Report, cache: Cache) -> dict[str, 
     return page_files
 
 
-def _renderer_ready() -> None:
-    from . import views  # noqa: F401  (the facts' classes with the views)
+def _renderer_ready(root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache) -> PagesStage:
+    """In the helper, before the numbers come: the renderer imported (Jinja, markdown-it, the views and with
+    them the facts' classes), the pages read, the templates and memos loaded."""
+    from . import views  # noqa: F401
     from .pages import markdown_renderer
 
-    markdown_renderer()  # what rendering imports: Jinja, and markdown-it (pages.py imports it only when asked)
+    markdown_renderer()  # markdown-it is imported only when asked for
+    stage = PagesStage(root, config, info, render_key, cache)
+    if stage.rendering and cache.enabled:
+        stage._kept_widgets()  # a number edit draws the stepper page again
+    return stage
 
 
-def _render_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache,
-                   inputs: RenderInputs, others: dict[str, bytes]) -> tuple:
+def _render_beside(stage: PagesStage, inputs: RenderInputs, others: dict[str, bytes]) -> tuple:
     """In the helper: the pages and the link check over the whole site (`others`: every other file, its HTML
     whole), as pipeline does them; and what the build's report and the cache's pruning need to know."""
     from .publish import strict_check
 
     report = Report()
-    page_files, pages = report.timed("pages", lambda: render_pages(
-        root, config, info, render_key, cache, lambda: inputs, report))
+    page_files, pages = report.timed("pages", lambda: stage.render(lambda: inputs, report))
     report.timed("pages", lambda: strict_check({**others, **page_files}, pages))
-    return page_files, len(pages), report.pages_rendered, report.stages["pages"], cache.used
+    return page_files, len(pages), report.pages_rendered, report.stages["pages"], stage.cache.used
 
 
 def numbers_stage(

@@ -668,10 +668,12 @@ def page_template(page: Page, env: jinja2.Environment) -> jinja2.Template:
     return env.template_class.from_code(env, bucket.code, env.make_globals(None), None)
 
 
-def render_page(page: Page, env: jinja2.Environment, markdown: Markdown, variables: dict, kept_widgets=None) -> None:
+def render_page(page: Page, env: jinja2.Environment, markdown: Markdown, variables: dict, kept_widgets=None,
+                template: jinja2.Template | None = None) -> None:
+    """`template`: the page's own (page_template), where it was loaded beforehand."""
     widgets = Widgets(env, variables, kept_widgets)
     try:
-        source = page_template(page, env)
+        source = template or page_template(page, env)
         text = source.render(**variables, page=page, widget=widgets)
     except (jinja2.TemplateError, UserError, ArithmeticError, AttributeError, KeyError, TypeError, ValueError,
             RecursionError) as exc:

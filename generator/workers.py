@@ -124,15 +124,16 @@ class Helper:
 
 
 class Waiting:
-    """A forked process that gets ready at once (`prepare`: imports, say) and then waits for the rest of its
-    arguments, which this process is still computing; it then runs work(*early, *late) and sends back the
-    result, or the exception raised, which result() raises here as if it had happened here.
+    """A forked process that gets ready at once, ready = prepare(*early) (imports, reading files), and then
+    waits for the rest of its arguments, which this process is still computing; it then runs work(ready,
+    *late) and sends back the result, or the exception raised (by either), which result() raises here as if
+    it had happened here.
 
     Plain os.fork and two pipes, not multiprocessing (whose import and start cost more than the work that
     overlaps). The helper ends when its arguments' pipe closes unsent, so a build that dies takes it along;
     stop() ends it at once. Start it only where can_fork() says forking is safe."""
 
-    def __init__(self, prepare: Callable[[], object], work: Callable, *early):
+    def __init__(self, prepare: Callable, work: Callable, *early):
         import pickle
 
         args_in, self._args_out = os.pipe()
@@ -144,10 +145,10 @@ class Waiting:
                 os.close(self._args_out)
                 os.close(self._result_in)
                 try:
-                    prepare()
+                    ready = prepare(*early)
                     with os.fdopen(args_in, "rb") as fh:
                         late = pickle.load(fh)
-                    outcome = ("ok", work(*early, *late))
+                    outcome = ("ok", work(ready, *late))
                 except EOFError:  # nothing sent: the build has gone, or stopped this helper
                     os._exit(1)
                 except BaseException as exc:  # sent back whole: the build raises it as its own
@@ -171,9 +172,12 @@ class Waiting:
         import pickle
 
         data = pickle.dumps(late, protocol=pickle.HIGHEST_PROTOCOL)
-        with os.fdopen(self._args_out, "wb") as fh:
-            self._args_out = None
-            fh.write(data)
+        try:
+            with os.fdopen(self._args_out, "wb") as fh:
+                self._args_out = None
+                fh.write(data)
+        except BrokenPipeError:  # it failed getting ready and has ended: result() says why
+            pass
 
     def result(self):
         import pickle

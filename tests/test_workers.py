@@ -13,16 +13,21 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 READY = []
 
 
-def get_ready():
+def get_ready(early):
     READY.append(os.getpid())
+    return early
 
 
-def work(early, late):
-    return early, late, [os.getpid()] == READY  # prepare ran in the helper, before the work
+def work(ready, late):
+    return ready, late, [os.getpid()] == READY  # prepare ran in the helper, before the work
 
 
 def fail(_, message):
     raise UserError(message)
+
+
+def fail_getting_ready(_):
+    raise UserError("site_src/pages/x.md: front matter: broken")
 
 
 class Unpicklable(Exception):
@@ -49,6 +54,13 @@ def test_its_exception_is_raised_here_whole_or_as_one_line():
     helper = Waiting(get_ready, fail_oddly, None)
     helper.send(None)
     with pytest.raises(BuildError, match="Unpicklable: oddly"):
+        helper.result()
+
+
+def test_a_helper_that_fails_getting_ready_says_why_and_sending_to_it_does_not_hang():
+    helper = Waiting(fail_getting_ready, work, None)
+    helper.send(b"x" * 10_000_000)  # far more than a pipe holds: nobody reads it
+    with pytest.raises(UserError, match="front matter: broken"):
         helper.result()
 
 
