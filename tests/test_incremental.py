@@ -128,7 +128,14 @@ def test_a_number_edit_renders_the_pages_in_a_helper_that_got_ready_meanwhile(bu
     assert beside is False and loaded == list(renderer)
 
 
-def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(built, tmp_path, tmp_path_factory):
+BROKEN_PAGES = {  # where the helper fails: getting ready (reading the pages), or rendering
+    "front matter": lambda text: text.replace("---\n", "---\ncolour: red\n", 1),
+    "template": lambda text: text + "\nA number nobody computed: {{ no_such_fact }}.\n",
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN_PAGES))
+def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(broken, built, tmp_path, tmp_path_factory):
     import subprocess
     import sys
 
@@ -136,13 +143,14 @@ def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(built, tmp_
 
     root = copy_project(tmp_path / "p")
     page = middle_page(root)
-    page.write_text(page.read_text(encoding="utf-8") + "\nA number nobody computed: {{ no_such_fact }}.\n", encoding="utf-8")
+    page.write_text(BROKEN_PAGES[broken](page.read_text(encoding="utf-8")), encoding="utf-8")
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "5/47"')
     env = {**os.environ, ENV_DIR: str(tmp_path_factory.getbasetemp() / "generator-cache")}
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
                           cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 2
-    assert done.stderr.startswith(f"error: site_src/pages/{page.name}: ") and "no_such_fact" in done.stderr
+    assert done.stderr.startswith(f"error: site_src/pages/{page.name}: ")
+    assert ("no_such_fact" if broken == "template" else "colour") in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
 
