@@ -619,7 +619,7 @@ class PagesStage:
         except jinja2.TemplateError:
             pass
 
-    def _kept_widgets(self) -> ValueMemo:
+    def kept_widgets(self) -> ValueMemo:
         """The stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the
         templates, pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)."""
         if not self.widget_memo:
@@ -632,10 +632,11 @@ class PagesStage:
         return self.widget_memo[0]
 
     def render(self, inputs: Callable[[], RenderInputs], report: Report) -> tuple[dict[str, bytes], list[Page]]:
+        """The second step: render what was not kept, keep it, and return the output files and the pages."""
         from .pages import render_layout, render_page, use_mathml_memo
         from .publish import sitemap
 
-        cache, pages, files, keys, has_404 = self.cache, self.pages, self.done, self.keys, self.has_404
+        cache, pages, done, keys, has_404 = self.cache, self.pages, self.done, self.keys, self.has_404
         report.pages_rendered = self.rendering
         if self.rendering:
             env = self.env
@@ -643,7 +644,7 @@ class PagesStage:
             use_mathml_memo(self.mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
             try:
                 for page in self.todo:
-                    render_page(page, env, self.markdown, variables, self._kept_widgets if cache.enabled else None,
+                    render_page(page, env, self.markdown, variables, self.kept_widgets if cache.enabled else None,
                                 self.templates.get(page.url))
             finally:
                 use_mathml_memo(None)
@@ -652,17 +653,17 @@ class PagesStage:
                     memo.save()
             rendered: dict[str, bytes] = {}
             for page in self.todo:
-                files[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
-            if has_404 and "404.html" not in files:
-                files["404.html"] = rendered[self.key_404] = render_standalone(
+                done[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
+            if has_404 and "404.html" not in done:
+                done["404.html"] = rendered[self.key_404] = render_standalone(
                     env, "404.html", {**variables, "first_page": pages[0]})
             if self.together:  # a text edit: the page it renders kept on its own
                 for key, html in rendered.items():
                     cache.store("page", key, html)
             else:  # every page at once (a cold build, a data edit): one entry, so one file to write, not one a page
-                cache.store("pages", self.base, {keys[page.url]: files[page.url] for page in pages}
-                            | ({self.key_404: files["404.html"]} if has_404 else {}))
-        out = {page.url: files[page.url] for page in pages} | ({"404.html": files["404.html"]} if has_404 else {})
+                cache.store("pages", self.base, {keys[page.url]: done[page.url] for page in pages}
+                            | ({self.key_404: done["404.html"]} if has_404 else {}))
+        out = {page.url: done[page.url] for page in pages} | ({"404.html": done["404.html"]} if has_404 else {})
         assets = self.site_src / "assets"
         for path in sorted(assets.rglob("*")) if assets.exists() else []:
             if path.is_file():
@@ -974,7 +975,7 @@ def _renderer_ready(root: Path, config: SiteConfig, info: BuildInfo, render_key:
     markdown_renderer()  # markdown-it is imported only when asked for
     stage = PagesStage(root, config, info, render_key, cache)
     if stage.rendering and cache.enabled:
-        stage._kept_widgets()  # a number edit draws the stepper page again
+        stage.kept_widgets()  # a number edit draws the stepper page again
     return stage
 
 

@@ -617,7 +617,7 @@ def value_bytes(value: Any) -> bytes:
 class Widgets:
     """Collects widget HTML while a page's Markdown is rendered, and swaps it in afterwards. `kept` (or None)
     gives the cache.ValueMemo that holds KEPT_WIDGETS' HTML under a hash of what each is drawn from, when one
-    is first drawn; its key's code part must cover the templates and the views' classes (build.render_pages)."""
+    is first drawn; its key's code part must cover the templates and the views' classes (build.PagesStage)."""
 
     def __init__(self, env: jinja2.Environment, variables: dict, kept: Callable[[], Any] | None = None):
         self.env, self.variables, self.kept, self.rendered = env, variables, kept, []
