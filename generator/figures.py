@@ -280,9 +280,10 @@ def _and(items: Sequence[str]) -> str:
 
 
 def _places(labels: Sequence[str]) -> str:
-    labels = list(labels)
-    if all(str(lab).isdigit() for lab in labels):
-        return ("positions " if len(labels) > 1 else "position ") + _and([str(lab) for lab in labels])
+    """'position 1', 'positions 1 and 4' or 'positions 1, 4 and 5', from bare numbers or 'position N' labels."""
+    numbers = [re.sub(r"^position\s+", "", str(lab)) for lab in labels]
+    if all(n.isdigit() for n in numbers):
+        return ("positions " if len(numbers) > 1 else "position ") + _and(numbers)
     return _and([str(lab) for lab in labels])
 
 
