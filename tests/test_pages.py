@@ -316,6 +316,19 @@ def test_a_caption_names_several_positions_once(site):
     assert not re.search(r"position \d+(?:, | and )position \d", captions), captions
 
 
+def test_a_draft_length_that_prints_the_best_speedup_is_named_as_a_tie(site):
+    """Issue 26.7, ties stated as ties: where another K prints the same speedup as the best K, the page says so."""
+    from support import site_view
+    ctx = site_view(ROOT)
+    text = page_text(site, "speedup").replace("\u2062", "")
+    ties = [(c, k) for c in ctx.speedup_curves if c.cost == ctx.draft_step for k, s in c.points
+            if k != c.best_k and FILTERS["times"](s) == FILTERS["times"](c.best_speedup)]
+    assert ties  # the data has one (K = 9 and 10 at alpha = 9/10), so this test can see the sentence
+    for curve, k in ties:
+        a = curve.alpha
+        assert f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
+
+
 def test_the_toy_datas_tables_are_reference_and_its_pictures_come_first(site):
     """Issue 26.3: the per-position tables sit in a closed <details>, after the profile pictures."""
     raw = (site / "positions.html").read_text(encoding="utf-8")
