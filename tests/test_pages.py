@@ -308,6 +308,19 @@ def test_a_check_is_costed_as_k_plus_one_positions(site, engine_numbers):
     assert "scores K + 1 positions" in page_text(site, "speedup").replace("\u2062", "")
 
 
+@pytest.mark.parametrize("slug, words", [
+    ("lossless", ("Temperature, top-k and top-p", "applied to p and q alike")),  # sampling settings on both
+    ("index", ("rolls back both models' key-value caches",)),                   # the cache after a rejection
+    ("lossless", ("floating-point", "greedy choice can flip")),                 # batched verification
+    ("speedup", ("scores K + 1 positions",)),                                   # the check's size
+])
+def test_each_precision_note_stands_where_its_topic_is_raised(site, slug, words):
+    """Issue 26.6: the four notes an expert would miss, each on the page that raises its topic."""
+    text = page_text(site, slug).replace("\u2062", "").replace("’", "'")
+    for w in words:
+        assert w in text, (slug, w)
+
+
 def test_a_caption_names_several_positions_once(site):
     """Issue 26.7: "at position 1, position 4 and position 5" reads "at positions 1, 4 and 5"."""
     captions = " ".join(re.findall(r"<figcaption>(.*?)</figcaption>", (site / "speedup.html").read_text(encoding="utf-8"),
