@@ -162,9 +162,32 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_ID = re.compile(r"""\sid=["']([^"']+)["']""")
-_ELSEWHERE = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
-_REF = re.compile(r"""<(a|link|img|script|source|area|iframe)\b[^>]*?\s(href|src)=["']([^"']*)["']""", re.I)
+_LINKING = {"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src",
+            "iframe": "src"}
+
+
+def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
+    """The ids in a page, and each (tag, address) of its links and assets, read by an HTML parser (in time
+    that grows with the page, whatever it holds)."""
+    from html.parser import HTMLParser
+
+    ids: set[str] = set()
+    refs: list[tuple[str, str]] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            for name, value in attrs:
+                if name == "id" and value:
+                    ids.add(value)
+                elif name == _LINKING.get(tag) and value is not None:
+                    refs.append((tag, value))
+
+        handle_startendtag = handle_starttag
+
+    parser = Links(convert_charrefs=True)
+    parser.feed(text)
+    parser.close()
+    return ids, refs
 
 
 def _source_of(rel: str, url: str, pages) -> str:
@@ -184,17 +207,21 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
     they are written, with a scan cheap enough for every build; `check` also covers what a build
     cannot get wrong by itself (HTML structure, other origins, alt text)."""
-    import html
     import posixpath
     from urllib.parse import unquote, urlsplit
 
-    texts = {rel: data.decode("utf-8", errors="replace") for rel, data in files.items() if rel.endswith(".html")}
-    ids = {rel: set(_ID.findall(text)) for rel, text in texts.items()}
+    from .markup import clean_url, link_problem, url_scheme
+
+    read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
+    ids = {rel: found[0] for rel, found in read.items()}
     out = []
-    for rel, text in sorted(texts.items()):
-        for m in _REF.finditer(text):
-            url = html.unescape(m.group(3)).strip()
-            if not url or url == "#top" or _ELSEWHERE.match(url):
+    for rel, (_, refs) in sorted(read.items()):
+        for tag, value in refs:
+            url = clean_url(value)
+            if tag in ("a", "area") and link_problem(value):
+                out.append((rel, value, link_problem(value)))
+                continue
+            if not url or url == "#top" or url_scheme(url):
                 continue  # other origins, data: and mailto: are `check`'s business
             if url.startswith("/"):
                 out.append((rel, url, "an absolute path breaks under a project subpath and on file://; make it relative"))
