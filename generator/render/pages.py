@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
-from .engine import Verdict
-from .errors import UserError
+from ..errors import UserError
+from ..model.engine import Verdict
+from ..model.readers import load_yaml, read_text, shown
 from .markdown import Heading, markdown_renderer, placeholder, render_markdown
 from .markup import MarkupProblem, RawHtmlError
-from .readers import load_yaml, read_text, shown
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

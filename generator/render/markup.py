@@ -14,8 +14,8 @@ import html
 import re
 from html.parser import HTMLParser
 
-from .errors import UserError
-from .readers import shown
+from ..errors import UserError
+from ..model.readers import shown
 
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})  # and relative addresses
 _SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):")
