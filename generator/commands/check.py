@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import UserError
-from ..markup import clean_url, link_problem, url_scheme
+from ..render.markup import clean_url, link_problem, url_scheme
 from ..paths import BUILD
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

@@ -210,7 +210,7 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     import posixpath
     from urllib.parse import unquote, urlsplit
 
-    from .markup import clean_url, link_problem, url_scheme
+    from ..render.markup import clean_url, link_problem, url_scheme
 
     read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
     ids = {rel: found[0] for rel, found in read.items()}
