@@ -18,8 +18,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import UserError
-from ..render.markup import clean_url, link_problem, url_scheme
 from ..paths import BUILD
+from ..render.markup import clean_url, link_problem, url_scheme
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # End tags HTML lets an author leave out; the next sibling or the parent's end closes them.

@@ -737,7 +737,7 @@ def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, 
     from .publish import build_stamp
 
     used: dict[str, bytes] = {}
-    stamp = report.timed("load", lambda: build_stamp(root, memo))
+    stamp = report.timed("load", lambda: build_stamp(root))
     site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))
     key = digest(site, stamp)
     hit = cache.load("site", key)
