@@ -291,3 +291,42 @@ def test_a_page_whose_templates_grow_past_2_mb_is_refused(tmp_path):
     page.write_text("---\ntitle: T\n---\n{% for i in range(30000) %}" + "x" * 100 + "{% endfor %}\n", encoding="utf-8")
     with pytest.raises(PageError, match=r"p\.md: line 4: the page's text grows past 2 MB"):
         render_page(load_page(page), environment(tmp_path / "t"), markdown_renderer(), {})
+
+
+# --- 3 (the part readers and templates own): symlinks out of the project ---------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path_factory):
+    secret = tmp_path_factory.mktemp("elsewhere") / "secret.txt"  # the project is tmp_path itself
+    secret.write_text("---\ntitle: Secret\n---\nSECRET-VALUE\n", encoding="utf-8")
+    return secret
+
+
+@pytest.mark.parametrize("where", ["site_src/pages/index.md", "site_src/templates/partials/colophon.html",
+                                   "data/site.yaml"])
+def test_a_symlink_out_of_the_project_is_refused_in_one_line(project, outside, where):
+    assert build_in(project, "A page.").returncode == 0
+    target = project / where
+    target.unlink()
+    target.symlink_to(outside)
+    result = _build_as_is(project)
+    line = one_error_line(result)
+    assert "outside the project: refused" in line and where in line, line
+    assert not (project / "out").exists() or "SECRET-VALUE" not in (project / "out" / "index.html").read_text()
+
+
+def _build_as_is(project: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+                          cwd=project, capture_output=True, text=True, timeout=300)
+
+
+def test_a_symlink_that_stays_inside_the_project_is_followed(project):
+    """Negative control: the same kind of link, to a file inside the project, builds."""
+    build_in(project, "A page.")
+    real = project / "data" / "index-page.md"
+    (project / "site_src" / "pages" / "index.md").rename(real)
+    (project / "site_src" / "pages" / "index.md").symlink_to(Path("..", "..", "data", "index-page.md"))
+    result = _build_as_is(project)
+    assert result.returncode == 0, result.stderr
+    assert "A page." in (project / "out" / "index.html").read_text(encoding="utf-8")

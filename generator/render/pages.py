@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..errors import UserError
 from ..model.engine import Verdict
-from ..model.readers import load_yaml, read_text, shown
+from ..model.readers import load_yaml, outside_project, read_text, shown
 from .markdown import Heading, markdown_renderer, placeholder, render_markdown
 from .markup import MarkupProblem, RawHtmlError
 
@@ -184,13 +184,24 @@ FILTERS = {
 # --- Jinja -------------------------------------------------------------------------------------
 
 
+class _ProjectLoader(jinja2.FileSystemLoader):
+    """Templates from their folder, but none that is a symlink leading out of the project."""
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        problem = outside_project(Path(filename))
+        if problem:
+            raise PageError(problem)
+        return source, filename, uptodate
+
+
 def environment(templates_dir: Path) -> jinja2.Environment:
     """Jinja in its sandbox: a page or template reads the values it is given and calls their public methods,
     and nothing more (no attribute starting with "_", no changing a list or dict, no range over 100,000)."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=_ProjectLoader(str(templates_dir)),
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
