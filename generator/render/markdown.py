@@ -104,7 +104,7 @@ def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
                 elif child.type == "link_open":
                     href = str(child.attrGet("href") or "")
                     if link_problem(href):
-                        raise MarkupProblem(f"{link_problem(href)} in a page", href)
+                        raise MarkupProblem(link_problem(href), href)
                     if leaves_site(href) and child.attrGet("rel") is None:
                         child.attrSet("rel", NOOPENER.split('"')[1])
                 elif child.type == "text":

@@ -48,8 +48,8 @@ def link_problem(value: str) -> str | None:
     if scheme in ("", "//") or scheme in LINK_SCHEMES:
         return None
     if scheme == "control":
-        return "a link with a control character in its address is not allowed"
-    return f"a link to {scheme}: is not allowed (only relative, http:, https: and mailto: links)"
+        return "a link with a control character in its address is not allowed in a page"
+    return f"a link to {scheme}: is not allowed in a page (only relative, http:, https: and mailto: links)"
 
 
 def leaves_site(value: str) -> bool:
@@ -108,7 +108,7 @@ class _RawHtml(HTMLParser):
             if name not in RAW_HTML_ATTRIBUTES or (name == "href" and tag != "a"):
                 return self._refuse(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
             if name == "href" and link_problem(value or ""):
-                return self._refuse(snippet, f"{link_problem(value or '')} in a page", hint=False)
+                return self._refuse(snippet, link_problem(value or ""), hint=False)
         if tag == "a" and "rel" not in names and any(n == "href" and leaves_site(v or "") for n, v in attrs):
             self.noopener.append((self.getpos(), snippet))
 
