@@ -155,32 +155,6 @@ def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(broken, bui
     assert not (tmp_path / "out").exists()
 
 
-LIGHT_PATH_UNNEEDED = ("yaml", "latex2mathml", "importlib.metadata", "multiprocessing", "urllib.request")
-
-
-def test_a_second_text_edit_parses_no_yaml_converts_no_formula_and_looks_up_no_package(built, tmp_path, tmp_path_factory):
-    """What the first edit parsed (site.yaml, front matter), converted (LaTeX) and looked up (library versions,
-    corpus lists, corpus digests) is kept by its text or under its files' stat, so the next edit of the same
-    page imports none of the modules that did it. Negative controls: a new formula brings latex2mathml in,
-    new front matter brings yaml in."""
-    root = copy_project(tmp_path / "p")
-    page = middle_page(root)
-    cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
-    def edit_and_build(text: str, description: str = "") -> tuple[int, list[str]]:
-        source = page.read_text(encoding="utf-8")
-        if description:
-            assert "\ndescription: " in source
-            source = source.replace("\ndescription: ", f"\ndescription: {description} ", 1)
-        page.write_text(source + text, encoding="utf-8")
-        (pages,), modules = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered",), LIGHT_PATH_UNNEEDED)
-        return pages, modules
-
-    edit_and_build("\nA first sentence only this test writes.\n")
-    assert edit_and_build("\nA second sentence only this test writes.\n") == (1, [])
-    pages, modules = edit_and_build("\nAnd a formula only this test writes: $x_{417} + 1$.\n")
-    assert pages == 1 and "latex2mathml" in modules and "yaml" not in modules
-    pages, modules = edit_and_build("\nA third sentence.\n", description="Only this test says so.")
-    assert "yaml" in modules and "latex2mathml" not in modules
 
 
 def test_pages_rendered_together_are_kept_in_one_entry_and_a_text_edit_keeps_its_page_apart(built, tmp_path, tmp_path_factory):
