@@ -180,6 +180,7 @@
     const controls = root.querySelector("[data-stepper-controls]");
     const bar = root.querySelector("[data-stepper-bar]");
     const stage = root.querySelector("[data-stepper-stage]");
+    const key = root.querySelector(".stepper-key");
     const status = root.querySelector("[data-stepper-status]");
     const select = root.querySelector("[data-round-select]");
     const profileButtons = Array.from(root.querySelectorAll("button[data-profile]"));
@@ -207,13 +208,14 @@
       select.value = String(state.r);
     }
 
-    // Bring the frame into view below the sticky bar when part of it is out of view: after a step, the
-    // reader sees the evidence and the verdict without scrolling.
+    // Bring the frame (and the key just above it) into view below the sticky bar when part of it is out of
+    // view: after a step, the reader sees the evidence and the verdict without scrolling.
     function reveal(el) {
-      const top = bar.getBoundingClientRect().height + 8;
+      const top = bar.getBoundingClientRect().height;
       const box = el.getBoundingClientRect();
       if (box.top >= top && box.bottom <= window.innerHeight) return;
-      window.scrollTo({ top: window.scrollY + box.top - top, behavior: "instant" });
+      const from = (key || el).getBoundingClientRect().top;
+      window.scrollTo({ top: window.scrollY + from - top - 4, behavior: "instant" });
     }
 
     function render(show) {
