@@ -227,7 +227,10 @@
       prev.setAttribute("aria-disabled", String(state.f === 0));
       next.setAttribute("aria-disabled", String(state.f === round.frames.length - 1));
       status.textContent = "Frame " + (state.f + 1) + " of " + round.frames.length + ": " + frame.title;
-      if (show) reveal(el);
+      if (show) {
+        el.classList.add("is-entering");
+        reveal(el);
+      }
       return el;
     }
 
