@@ -23,25 +23,6 @@ class Chip:
 
 
 @dataclass(frozen=True)
-class Interval:
-    token: str
-    probability: Fraction
-    low: Fraction
-    high: Fraction
-
-
-def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, ...]:
-    """The cumulative intervals engine.draw walks, skipping tokens it can never pick."""
-    out, low = [], Fraction(0)
-    for token, p in row or ():
-        if p == 0:
-            continue
-        out.append(Interval(token, p, low, low + p))
-        low += p
-    return tuple(out)
-
-
-@dataclass(frozen=True)
 class Bar:
     """One token's row in a check frame: the target's p and the draft's q and, where a rejection uses it, the
     residual; the page draws each as a bar of that length."""
@@ -91,15 +72,6 @@ class FrameView:
     certain: bool  # the verdict needed no draw
     bars: tuple[Bar, ...] = ()  # p and q over every token, in a check frame
     shown_chips: tuple[Chip, ...] = ()  # what the frame shows before its verdict: the previous frame's chips
-
-    @property
-    def residual_intervals(self) -> tuple[Interval, ...]:
-        """Where in [0, 1) each residual token's share lies, so a reader can see which one the draw landed in."""
-        return intervals(self.residual)
-
-    @property
-    def bonus_intervals(self) -> tuple[Interval, ...]:
-        return intervals(self.bonus_distribution)
 
     @property
     def exact_bars(self) -> tuple[Bar, ...]:
