@@ -88,8 +88,8 @@
     tokens.forEach((t, i) => {
       const share = value(shares[i]);
       if (!(share > 0)) return;
-      parts.push(s("rect", { class: "dl-seg" + (t === chosen ? " is-drawn" : ""), x: pct(low), y: 14, width: pct(share), height: 12 }),
-        s("text", { x: pct(low + share / 2), y: 10, "text-anchor": "middle" }, t));
+      parts.push(s("rect", { class: "dl-seg" + (t === chosen ? " is-drawn" : ""), x: pct(low), y: 14, width: pct(share), height: 12 }));
+      if (share >= 0.08 || t === chosen) parts.push(s("text", { x: pct(low + share / 2), y: 10, "text-anchor": "middle" }, t));
       low += share;
     });
     return s("svg", { class: "draw-line", role: "img", "aria-label": name + " from 0 to 1 cut into each token's share; " + uLabel + " falls in " + chosen },
