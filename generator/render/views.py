@@ -47,6 +47,12 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
     )
 
 
+def _draw_text(u: float | None) -> str:
+    """A uniform draw as the stepper prints it: four decimals by the pages' rounding rule ("" for none)."""
+    from .pages import fixed  # imported here: views load without Jinja
+    return "" if u is None else fixed(u, 4)
+
+
 @dataclass(frozen=True)
 class FrameView:
     id: str  # the HTML anchor, e.g. "frame-divergent-authored-4"
@@ -97,9 +103,8 @@ class FrameView:
 
     @property
     def u_text(self) -> str:
-        """The draw that settles a check decided by chance, as printed (four decimals)."""
-        from .pages import fixed
-        return "" if self.u is None else fixed(self.u, 4)
+        """The draw that settles a check decided by chance, as printed."""
+        return _draw_text(self.u)
 
     @property
     def verdict_note(self) -> str:
@@ -114,13 +119,11 @@ class FrameView:
 
     @property
     def replacement_u_text(self) -> str:
-        from .pages import fixed
-        return "" if self.replacement_u is None else fixed(self.replacement_u, 4)
+        return _draw_text(self.replacement_u)
 
     @property
     def bonus_u_text(self) -> str:
-        from .pages import fixed
-        return "" if self.bonus_u is None else fixed(self.bonus_u, 4)
+        return _draw_text(self.bonus_u)
 
 
 @dataclass(frozen=True)
