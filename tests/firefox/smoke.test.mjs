@@ -15,8 +15,9 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join, normalize, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const ROOT = resolve(import.meta.dirname, "..", "..");
+const ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..");  // node 18 has no import.meta.dirname
 const SITE = resolve(process.env.SITE_DIR || join(ROOT, "build"));
 const FIREFOX = process.env.FIREFOX_PATH || "/usr/bin/firefox-esr";
 const CHROMIUM = process.env.CHROME_PATH || "/usr/bin/chromium";
