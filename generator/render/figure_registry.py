@@ -11,6 +11,7 @@ Adding a figure: a function in figures.py, an entry here, a `widget("figure", ..
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,8 +118,24 @@ def _roofline(facts: Facts) -> dict:
 def _timeline(facts: Facts) -> dict:
     return dict(
         draft_step=facts.draft_step, verify_step=facts.verify_step, round_cost=facts.round_cost, k=facts.k,
-        rounds=[(p.name, [facts.tokens[t] for t in p.authored_round.committed]) for p in facts.profiles],
+        lanes=[(p.name, p.expected_tokens) for p in facts.profiles],
     )
+
+
+def exactness_position(facts: Facts, p: ProfileFacts) -> int:
+    """The position a draft's exactness panel shows: where its worked round rejects (the page's worked example is
+    such a position), or for a round that rejects nothing, the first position of its lowest acceptance rate."""
+    if p.authored_round.bonus is None:
+        return p.authored_round.accepted + 1
+    return 1 + min(range(facts.k), key=lambda i: p.accept_rates[i])
+
+
+def _exactness(facts: Facts) -> dict:
+    panels = []
+    for p in facts.profiles:
+        v = p.position(exactness_position(facts, p))
+        panels.append((p.name, v.position, v.target, v.draft, v.overlap, v.excess, v.accept_rate))
+    return dict(tokens=facts.tokens, panels=panels)
 
 
 REGISTRY: tuple[FigureSpec, ...] = (
@@ -131,6 +148,7 @@ REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("acceptance", "acceptance_bars", "site", _acceptance),
     FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
     FigureSpec("roofline", "roofline", "site", _roofline),
+    FigureSpec("exactness", "exactness", "site", _exactness),
 )
 
 
@@ -145,13 +163,15 @@ def _items(facts: Facts, each: str) -> tuple[tuple[str | None, Any], ...]:
 
 
 def jobs(facts: Facts, registry: tuple[FigureSpec, ...] | None = None) -> tuple[FigureJob, ...]:
-    """Every figure the site shows, with the arguments its drawing function is called with."""
+    """Every figure the site shows, with the arguments its drawing function is called with. A figure's inputs digest
+    covers its function's name, its arguments and the matplotlib release that draws it (whose name the SVG carries)."""
+    drawn_with = f"matplotlib {importlib.metadata.version('matplotlib')}"
     out = []
     for spec in REGISTRY if registry is None else registry:
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}
-            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs))
+            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs, drawn_with))
             out.append(FigureJob(ref, kwargs))
     names = [j.name for j in out]
     if len(set(names)) != len(names):

@@ -4,7 +4,7 @@ Each function draws one chart from numbers the engine already computed and write
 caption from those same numbers, so what a screen-reader user hears cannot drift from what the picture
 shows. Nothing here knows about templates, pages or files; `draw(job)` is what the build calls.
 
-How a figure is made (the same for every one):
+How a figure is made (the same for every one; chart.py holds the machinery, figure_words.py the words):
 - matplotlib's object API on the Agg canvas (no pyplot, no global state); every setting comes from
   style(name) through matplotlib.rc_context, around the whole drawing and the SVG writing.
 - Drawn for a phone first: WIDTH inches (331.2 SVG units) wide, every text FONT units or more, so in the
@@ -20,41 +20,57 @@ How a figure is made (the same for every one):
 """
 from __future__ import annotations
 
-import functools
-import io
 import math
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure as Canvas
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyBboxPatch, Patch
-from matplotlib.text import Text
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from . import figure_words as words
 from . import palette
-from .palette import ACCEPTED, CARD, CARD_EDGE, DRAFT, FAINT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
-from .figure_words import and_, count, decimal, exact, lower_first, pct, places, quote, signed, tokens_word, upper_first
+from .chart import (
+    DRAFT_BAR,
+    FONT,
+    MARKERS,
+    MIN_FONT,
+    PHONE_COLUMN,
+    PROPOSED_BAR,
+    SOURCE,
+    TARGET_BAR,
+    WIDTH,
+    FigureError,
+    bar_style,
+    canvas,
+    decades,
+    drawn_texts,
+    figure,
+    finish,
+    grid,
+    heading,
+    log_axis,
+    log_ticks,
+    panel_columns,
+    probability_ticks,
+    render_svg,
+    short_count,
+    style,
+    text_width,
+    token_axes,
+    wrap,
+)
+from .figure_words import count, decimal, exact
+from .palette import ACCEPTED, CARD, DRAFT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
+
+__all__ = ["MIN_FONT", "PHONE_COLUMN", "WIDTH", "Figure", "FigureError", "canvas", "draw", "drawn_texts", "finish",
+           "render_svg", "style"]
 
 Number = float | int | Fraction
-
-WIDTH = 4.6  # inches = 331.2 SVG units, drawn for a phone's column
-FONT = 11.0  # SVG units (points): the smallest size any text is set in
-MIN_FONT = FONT
-TITLE = 12.0
-PHONE_COLUMN = 358  # CSS px a figure is shown at in a 390 px wide phone (style.css: the column less its padding)
-# DejaVu Sans first: matplotlib ships it and measures the layout with it. Then only families whose glyphs are no
-# wider (Bitstream Vera Sans is its parent, with the same widths; Liberation Sans, Arimo, Arial and Helvetica are
-# narrower), so a reader's device without DejaVu sets every label in the room it was measured for.
-FONTS = ("DejaVu Sans", "Bitstream Vera Sans", "Liberation Sans", "Arimo", "Arial", "Helvetica")
-HATCHES = ("", "///", "\\\\\\", "xx", "---", "|||", "++")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-SOURCE = __name__.replace(".", "/") + ".py"  # where a refused figure's drawing code is, for the one-line error
 
 
 @dataclass(frozen=True)
@@ -63,39 +79,6 @@ class Figure:
     svg: str
     alt: str
     caption: str
-
-
-class FigureError(Exception):
-    """A figure that cannot be drawn, said in one line: `generator/.../figures.py: NAME: what went wrong`."""
-
-
-def style(name: str) -> dict:
-    """Every matplotlib setting a figure is drawn and written with; the hash salt is the figure's own name."""
-    return {
-        "font.family": ["sans-serif"], "font.sans-serif": list(FONTS), "font.size": FONT,
-        "axes.titlesize": FONT, "axes.labelsize": FONT, "xtick.labelsize": FONT, "ytick.labelsize": FONT,
-        "legend.fontsize": FONT, "figure.titlesize": TITLE, "figure.dpi": 72, "figure.facecolor": CARD,
-        "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK, "xtick.color": INK, "ytick.color": INK,
-        "axes.facecolor": CARD, "axes.linewidth": 0.8, "axes.spines.top": False, "axes.spines.right": False,
-        "axes.titlepad": 4.0, "axes.labelpad": 3.0, "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
-        "grid.color": FAINT, "grid.linewidth": 0.8, "patch.edgecolor": INK, "patch.linewidth": 0.6,
-        "hatch.linewidth": 0.8, "lines.linewidth": 1.5, "lines.markersize": 5,
-        "legend.frameon": False, "legend.handlelength": 1.6, "legend.handletextpad": 0.5,
-        "legend.columnspacing": 1.2, "legend.borderaxespad": 0.2, "legend.borderpad": 0.2,
-        "xtick.major.size": 3.5, "ytick.major.size": 3.5, "xtick.major.pad": 3.5, "ytick.major.pad": 3.5,
-        "xtick.minor.size": 2, "ytick.minor.size": 2,
-        "svg.fonttype": "none", "svg.hashsalt": name, "path.simplify": False,
-    }
-
-
-def figure(function: Callable[..., Figure]) -> Callable[..., Figure]:
-    """A drawing function runs, and writes its SVG, inside its figure's style."""
-    @functools.wraps(function)
-    def drawn(name: str, *args, **kwargs) -> Figure:
-        with matplotlib.rc_context(style(name)):
-            return function(name, *args, **kwargs)
-    return drawn
-
 
 def draw(job) -> tuple[str, str, str, str, str]:
     """Draw one registry job: (name, light SVG, dark SVG, alt, caption), or FigureError with one line."""
@@ -109,179 +92,6 @@ def draw(job) -> tuple[str, str, str, str, str]:
         raise
     except Exception as exc:
         raise FigureError(f"{SOURCE}: {job.name}: {job.ref.function}() failed: {type(exc).__name__}: {exc}") from None
-
-
-# --- the canvas, the check and the SVG ----------------------------------------------------------
-
-
-def canvas(height: float) -> Canvas:
-    """A figure WIDTH inches wide on its own rounded card, laid out by matplotlib's constrained layout."""
-    fig = Canvas(figsize=(WIDTH, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    fig.get_layout_engine().set(w_pad=8 / 72, h_pad=8 / 72, wspace=0.04, hspace=0.04)
-    fig.patch.set_visible(False)  # the square behind the card stays transparent
-    fig.add_artist(FancyBboxPatch((0.02, 0.02), WIDTH - 0.04, height - 0.04, boxstyle="round,pad=0,rounding_size=0.14",
-                                  transform=fig.dpi_scale_trans, facecolor=CARD, edgecolor=CARD_EDGE, linewidth=0.8,
-                                  zorder=-10))
-    return fig
-
-
-def _drawn_texts(fig: Canvas) -> list[Text]:
-    """Every text the figure shows: visible, not blank, and for a tick label, its tick inside the axis' view."""
-    hidden = set()
-    for ax in fig.axes:
-        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            lo, hi = sorted(limits)
-            slack = (hi - lo) * 1e-9
-            for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()):
-                if not lo - slack <= tick.get_loc() <= hi + slack:
-                    hidden.update((id(tick.label1), id(tick.label2)))
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
-
-
-def collisions(fig: Canvas) -> list[str]:
-    """Each text that overlaps another or leaves the figure, measured by matplotlib once the layout is done."""
-    renderer = fig.canvas.get_renderer()
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _drawn_texts(fig)]
-    problems = []
-    for i, (a, box) in enumerate(boxes):
-        if box.x0 < fig.bbox.x0 - 0.5 or box.x1 > fig.bbox.x1 + 0.5 or box.y0 < fig.bbox.y0 - 0.5 or \
-                box.y1 > fig.bbox.y1 + 0.5:
-            problems.append(f'text "{a}" leaves the figure')
-        for b, other in boxes[i + 1:]:
-            if min(box.x1, other.x1) - max(box.x0, other.x0) > 0.5 and min(box.y1, other.y1) - max(box.y0, other.y0) > 0.5:
-                problems.append(f'text "{a}" overlaps "{b}"')
-    return problems
-
-
-def finish(fig: Canvas, name: str) -> str:
-    """Lay the figure out, check its texts and return its SVG, laid out exactly as it was checked."""
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")  # the positions just measured are the ones written
-    problems = collisions(fig)
-    if problems:
-        raise FigureError(f"{SOURCE}: {name}: {problems[0]}")
-    out = io.StringIO()
-    fig.savefig(out, format="svg", metadata={"Date": None})
-    return out.getvalue()
-
-
-def render_svg(name: str, draw_on: Callable[[Canvas], None], height: float = 3.0) -> str:
-    """Draw on a fresh canvas in a figure's style, check it and return its SVG (tests plant collisions this way)."""
-    with matplotlib.rc_context(style(name)):
-        fig = canvas(height)
-        draw_on(fig)
-        return finish(fig, name)
-
-
-# --- helpers ------------------------------------------------------------------------------------
-
-
-def text_width(fig: Canvas, text: str, size: float = FONT) -> float:
-    """A text's width in points as matplotlib sets it in this figure."""
-    probe = Text(0, 0, text, fontsize=size, figure=fig)
-    return probe.get_window_extent(fig.canvas.get_renderer()).width
-
-
-def wrap(fig: Canvas, text: str, width: float, size: float = FONT) -> str:
-    """Break at spaces so that no line is wider than width points; a no-break space holds its neighbours."""
-    lines: list[str] = []
-    for word in str(text).split(" "):
-        if lines and text_width(fig, f"{lines[-1]} {word}", size) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return "\n".join(lines).replace("\u00a0", " ")
-
-
-def heading(fig: Canvas, title: str, handles: Sequence = (), labels: Sequence[str] = (), most: int = 3) -> None:
-    """The figure's title flush left across the top, wrapped to the card, and under it the legend (if any) in as
-    many columns (at most `most`) as fit. One box, so the constrained layout keeps the plots below both."""
-    room = WIDTH * 72 - 20
-    title = wrap(fig, title, room, TITLE) if title else None
-    if not labels:
-        fig.suptitle(title, x=8 / 72 / WIDTH, ha="left", fontsize=TITLE)
-        return
-    for cols in range(min(most, len(labels)), 0, -1):
-        box = fig.legend(handles, labels, loc="outside upper left", ncols=cols, title=title, alignment="left",
-                         title_fontsize=TITLE)
-        if box.get_window_extent(fig.canvas.get_renderer()).width <= room or cols == 1:
-            return
-        box.remove()
-
-
-def bar_style(i: int) -> dict:
-    """The i-th series' bars: its colour, and its hatch (outlined in ink) from the second series on."""
-    colour, hatch = PALETTE[i % len(PALETTE)], HATCHES[i % len(HATCHES)]
-    return {"facecolor": colour, "edgecolor": INK if hatch else colour, "hatch": hatch or None, "linewidth": 0.5}
-
-
-TARGET_BAR = {"facecolor": TARGET, "edgecolor": TARGET, "linewidth": 0.6}
-DRAFT_BAR = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2}
-PROPOSED_BAR = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2, "hatch": "////"}
-
-
-def panel_columns(fig: Canvas, tokens: Sequence[str], panels: int, left: float = 44) -> tuple[int, bool]:
-    """Columns for a grid of small bar charts over tokens (at most three) such that neighbouring token labels stand
-    clear, and whether they must turn upright to."""
-    widths = [text_width(fig, t) for t in tokens]
-    need = max(((a + b) / 2 for a, b in zip(widths, widths[1:])), default=widths[0]) + 3
-    for upright in (False, True):
-        for cols in (3, 2, 1):
-            per_token = (WIDTH * 72 - left - 10 - (cols - 1) * 8) / cols / len(tokens)
-            if cols <= panels and per_token >= (FONT * 1.4 if upright else need):
-                return cols, upright
-    return 1, True
-
-
-def token_axes(ax, tokens: Sequence[str], ymax: float, ticks: Sequence[float], upright: bool) -> None:
-    ax.set_xlim(-0.6, len(tokens) - 0.4)
-    ax.set_ylim(0, ymax)
-    ax.xaxis.set_major_locator(FixedLocator(range(len(tokens))))
-    ax.set_xticklabels(tokens, rotation=90 if upright else 0)
-    ax.tick_params(axis="x", length=0)
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.grid(axis="y")
-    ax.set_axisbelow(True)
-
-
-def probability_ticks(ymax: float) -> list[float]:
-    step = 0.5 if ymax <= 1.3 else 1.0
-    return [i * step for i in range(int(ymax / step) + 1)]
-
-
-def grid(fig: Canvas, panels: int, cols: int):
-    rows = math.ceil(panels / cols)
-    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
-    for ax in axes[panels:]:
-        ax.set_visible(False)
-    return list(axes[:panels])
-
-
-def log_axis(axis, values: Sequence[float], label: Callable[[float], str]) -> None:
-    axis.set_major_locator(FixedLocator(values))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
-    axis.set_minor_locator(NullLocator())
-    axis.set_minor_formatter(NullFormatter())
-
-
-def decades(lo: float, hi: float, most: int) -> list[float]:
-    """Powers of ten inside [lo, hi], every second or third one when more than most would crowd."""
-    found = [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) if lo <= 10.0 ** e <= hi]
-    return found[::max(1, math.ceil(len(found) / most))] or [10.0 ** round(math.log10(math.sqrt(lo * hi)))]
-
-
-def short_count(n: float) -> str:
-    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
-        if n >= size:
-            return f"{n / size:g}{suffix}"
-    return f"{n:g}"
-
-
-def argmax(values: Sequence[float]) -> int:
-    return max(range(len(values)), key=values.__getitem__)
-
 
 # --- 1. the two distributions at each position ---------------------------------------------------
 
@@ -335,33 +145,9 @@ def profile_bars(
                     xytext=(-4 if side == "left" else 4, 0), textcoords="offset points")
         ax.set_title(f"position {i + 1}")
     svg = finish(fig, name)
-
-    said, sure, never = [], [], []
-    for i, p in enumerate(props):
-        t, d, a = target_rows[i][p], draft_rows[i][p], accept_probabilities[i]
-        if a == 1:
-            verdict = "so it is always accepted"
-            sure.append(i + 1)
-        elif a == 0:
-            verdict = "so it is always rejected"
-            never.append(i + 1)
-        else:
-            verdict = f"so it is accepted with probability {exact(a)}"
-        said.append(f"Position {i + 1}: the draft proposes {quote(tokens[p])}, which it gives {exact(d)} "
-                    f"and the target {exact(t)}, {verdict}")
-    bonus = target_rows[k]
-    best = max(range(len(tokens)), key=lambda j: (float(bonus[j]), -j))
-    alt = (f"{title}. One small bar chart per position comparing the target's and the draft's probabilities for the "
-           f"tokens {and_([quote(t) for t in tokens])}. " + "; ".join(said)
-           + f". Bonus position {k + 1} shows the target alone; its most likely token is "
-           f"{quote(tokens[best])} at {exact(bonus[best])}.")
-    certain = (f"{'All' if len(sure) == k else f'{len(sure)} of the'} {k} proposals ({places([str(s) for s in sure])}) "
-               "get at least as much probability from the target as from the draft, so they are accepted for certain"
-               if sure else "No proposal is accepted for certain")
-    if never:
-        certain += f"; the target never produces the proposal at {places([str(n) for n in never])}"
-    caption = ("Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
-               f"proposed. {certain}.")
+    alt, caption = words.profile_bars_words(props=props, target_rows=target_rows, k=k,
+                                            accept_probabilities=accept_probabilities, tokens=tokens,
+                                            draft_rows=draft_rows, title=title)
     return Figure(name, svg, alt, caption)
 
 
@@ -402,22 +188,9 @@ def convergence_histograms(
         ax.plot(range(len(tokens)), [float(v) for v in frequencies[i]], zorder=3, **observed)
         ax.set_title(heads[i])
     svg = finish(fig, name)
-
-    gaps, parts = [], []
-    for i in range(m):
-        diffs = [abs(float(f) - float(t)) for f, t in zip(frequencies[i], target_rows[i])]
-        j = argmax(diffs)
-        gaps.append((diffs[j], i, j))
-        likely = max(range(len(tokens)), key=lambda a: (float(target_rows[i][a]), -a))
-        parts.append(f"{position_labels[i]} ({count(counts[i])} rounds): {quote(tokens[likely])} observed "
-                     f"{float(frequencies[i][likely]):.3f} against target {exact(target_rows[i][likely])}, "
-                     f"largest gap {diffs[j]:.4f}")
-    worst, wi, wj = max(gaps)
-    alt = (f"{title}. For each position, solid bars give the target probability of each token and marks the share of "
-           "simulated rounds that committed it. " + "; ".join(parts) + ".")
-    caption = ("Solid bars: the target's probability p; marks: how often each token was committed among the rounds that "
-               f"reached that position (n rounds, given above each panel). The largest gap anywhere is {worst:.4f} "
-               f"({position_labels[wi]}, {quote(tokens[wj])}).")
+    alt, caption = words.convergence_histograms_words(m=m, position_labels=position_labels, tokens=tokens,
+                                                      title=title, frequencies=frequencies, target_rows=target_rows,
+                                                      counts=counts)
     return Figure(name, svg, alt, caption)
 
 
@@ -500,16 +273,7 @@ def error_vs_samples(
                      Line2D([], [], color=GREY, linewidth=0.8), Line2D([], [], **guide)],
                ["the panel's profile", "the others", "1/\u221an"])
     svg = finish(fig, name)
-
-    described = [f"{label}: {pts[0][1]:.3g} at {count(pts[0][0])} samples down to {pts[-1][1]:.3g} at "
-                 f"{count(pts[-1][0])}" for label, pts in drawn]
-    shape = "One small panel per series, each highlighting its own line over the others in grey. " if many else ""
-    alt = (f"{title}. {shape}Total variation distance between the observed and the target distribution against the "
-           "number of samples, both axes logarithmic, with a dashed guide line falling as 1 over the square root of n. "
-           + "; ".join(described) + ".")
-    caption = "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, the dashed 1/\u221an guide."
-    if slope is not None:
-        caption += f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against the guide's \u22120.5."
+    alt, caption = words.error_vs_samples_words(many=many, slope=slope, drawn=drawn, title=title)
     return Figure(name, svg, alt, caption)
 
 
@@ -570,16 +334,7 @@ def round_length_distribution(
     ax.set_ylabel("probability")
     heading(fig, "", handles, [f"{label}, E[N] = {decimal(mu)}" for (label, _), mu in zip(series, means)], most=1)
     svg = finish(fig, name)
-
-    described = [f"{label}: " + ", ".join(f"N = {n}: {pct(p)}" for n, p in zip(n_values, probs))
-                 + f"; expected {decimal(mu)} tokens" for (label, probs), mu in zip(series, means)]
-    alt = (f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
-           f"N = {k + 1} when every proposal is accepted and the bonus is drawn), for each draft. "
-           + ". ".join(described) + ".")
-    most = [f"{lower_first(label)} most often commits {n_values[argmax([float(p) for p in probs])]} "
-            f"and expects {decimal(mu)}" for (label, probs), mu in zip(series, means)]
-    caption = (f"With k = {k} proposals a round commits between 1 and {k + 1} tokens; {'; '.join(most)}. "
-               "Dashed lines with markers show each draft's expected tokens per round.")
+    alt, caption = words.round_length_distribution_words(k=k, series=series, means=means, n_values=n_values)
     return Figure(name, svg, alt, caption)
 
 
@@ -628,43 +383,11 @@ def speedup_vs_k(
     ax.set_ylabel("speedup \u00d7")
     heading(fig, title, handles, labels, most=2)
     svg = finish(fig, name)
-
-    described = []
-    for label, pts in curves:
-        first, last = pts[0], pts[-1]
-        text = f"{label}: {decimal(first[1])}\u00d7 at K = {first[0]}"
-        if label in best_of:
-            kk, s = best_of[label]
-            text += f", best {decimal(s)}\u00d7 at K = {kk}"
-        text += f", {decimal(last[1])}\u00d7 at K = {last[0]}"
-        below = [int(kk) for kk, s in pts if float(s) < 1]
-        if below:
-            text += f" (below 1\u00d7 from K = {below[0]})"
-        described.append(text)
-    at_cost = (f" at draft cost c = {exact(cost)} (one draft token costs {exact(cost)} of a target step)"
-               if cost is not None else "")
-    alt = (f"Line chart of speedup over plain decoding against draft length K{at_cost}, one line per draft quality, "
-           "with a star at each line's best K and a dashed line at 1\u00d7 meaning no gain. " + "; ".join(described) + ".")
-    ordered = sorted(best, key=lambda b: (b[1], float(b[2])))
-    if ordered:
-        first, last = ordered[0], ordered[-1]
-        span = (f"The best draft length runs from K = {first[1]} ({first[0]}, {decimal(first[2])}\u00d7) "
-                f"to K = {last[1]} ({last[0]}, {decimal(last[2])}\u00d7)")
-    else:
-        span = "Speedup against draft length"
-    if cost is not None:
-        span = f"At draft cost c = {exact(cost)}: {lower_first(span)}"
-    return Figure(name, svg, alt, f"{span}.")  # why the curves peak, the page says once, not under each figure
+    alt, caption = words.speedup_vs_k_words(curves=curves, best=best, cost=cost, best_of=best_of)
+    return Figure(name, svg, alt, caption)
 
 
 # --- 6. why verifying several positions costs about as much as one ------------------------------
-
-
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """1, 2 and 5 times each power of ten inside [lo, hi]; only the powers of ten when those would be more than eight."""
-    span = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-    every = [m * 10.0 ** e for e in span for m in (1, 2, 5) if lo <= m * 10.0 ** e <= hi]
-    return every if len(every) <= 8 else [10.0 ** e for e in span if lo <= 10.0 ** e <= hi]
 
 
 @figure
@@ -718,24 +441,8 @@ def roofline(
     heading(fig, "Time per forward pass (a cost model)", handles, ["memory floor", "compute slope", "modelled time"],
             most=2)
     svg = finish(fig, name)
-
-    knee_words = f", the knee near {crossing:.0f} positions where compute overtakes memory" if crossing else ""
-    alt = (f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
-           f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
-           f"{knee_words}. The time stays within 10% of {times[0]:.3g} ms from {pos[0]} to {pos[flat]} positions, "
-           f"because reading the weights dominates, then grows with the positions scored, reaching {times[-1]:.3g} ms "
-           f"at {pos[-1]}.")
-    if draft_positions is not None and draft_ms is not None:
-        caption = (f"A model, not a measurement ({model_label}): checking a draft of K = {draft_positions} tokens in one "
-                   f"pass takes {decimal(draft_ms)} ms, "
-                   + ("as long as" if decimal(draft_ms) == decimal(times[0]) else "against")
-                   + f" writing a single token ({decimal(times[0])} ms)"
-                   + (f"; arithmetic overtakes reading the weights only near {crossing:.0f} positions." if crossing else "."))
-    else:
-        ratio = times[flat] / times[0]
-        caption = (f"A model, not a measurement: under it ({model_label}), scoring {pos[flat]} positions in one pass "
-                   f"takes {decimal(ratio)}\u00d7 as long as scoring {pos[0]}"
-                   + (", which is why checking a whole draft costs about one target step." if ratio <= 1.2 else "."))
+    alt, caption = words.roofline_words(crossing=crossing, model_label=model_label, draft_positions=draft_positions,
+                                        draft_ms=draft_ms, times=times, pos=pos, flat=flat)
     return Figure(name, svg, alt, caption)
 
 
@@ -773,17 +480,116 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
     ax.set_ylabel("acceptance rate \u03b1")
     heading(fig, "", [Patch(**bar_style(i)) for i in range(m)], [profile for profile, _ in rates], most=2)
     svg = finish(fig, name)
+    alt, caption = words.acceptance_bars_words(rates=rates, labels=labels)
+    return Figure(name, svg, alt, caption)
 
-    described = [f"{profile}: " + ", ".join(f"{exact(a)} at {lab}" for lab, a in zip(labels, alphas))
-                 for profile, alphas in rates]
-    alt = ("Bar chart of the acceptance rate at each position, the chance that the draft's proposal there "
-           "survives the target's check, for each draft. " + "; ".join(described) + ".")
-    ranges = []
-    for profile, alphas in rates:
-        lo = min(alphas, key=float)
-        where = [lab for lab, a in zip(labels, alphas) if float(a) == float(lo)]
-        ranges.append(f"{lower_first(profile)}: lowest {exact(lo)} (at {places(where)}), "
-                      f"highest {exact(max(alphas, key=float))}")
-    caption = ("Acceptance rate per position, \u03b1 = \u2211 min(p, q): the chance a proposal there is kept. "
-               + upper_first("; ".join(ranges)) + ".")
+
+# --- 8. the opening picture: plain decoding and each draft over the same time ------------------
+
+
+@figure
+def timeline(
+    name: str,
+    draft_step: Number,
+    verify_step: Number,
+    round_cost: Number,
+    k: int,
+    lanes: Sequence[tuple[str, Number]],
+) -> Figure:
+    """Lanes over the same span of time, in target passes: plain decoding on top, then each draft's rounds.
+
+    `lanes` holds, per draft, its name and its expected tokens per round E[N]. A plain pass costs `verify_step`; a
+    round is `k` draft steps of `draft_step` and one checking pass, `round_cost` in all. The span is a whole number
+    of rounds that is also a whole number of plain passes where two to four rounds allow it (else two rounds), so
+    each lane's count reads at the same right-hand edge: plain decoding's tokens, and each draft's expected tokens.
+    """
+    passes = Fraction(round_cost) / Fraction(verify_step)  # one round, in target passes
+    rounds = next((n for n in range(2, 5) if (n * passes).denominator == 1), 2)
+    span = rounds * passes
+    plain = span  # one token per pass
+    step, check = float(Fraction(draft_step) / Fraction(verify_step)), 1.0
+    totals = [rounds * Fraction(e) for _, e in lanes]
+    bar, lane_gap = 0.2, 0.16  # inches: a bar's height, and the space between a bar and the next lane's label
+    probe = canvas(1)
+    labels = [f"Plain decoding: {decimal(plain, 0) if plain.denominator == 1 else decimal(plain)} tokens"]
+    labels += [wrap(probe, f"{label}: {decimal(total)} tokens expected", WIDTH * 72 - 24)
+               for (label, _), total in zip(lanes, totals)]
+    heights = [bar + lane_gap + 0.19 * (lab.count("\n") + 1) for lab in labels]
+    fig = canvas(0.75 + sum(heights))
+    ax = fig.add_subplot()
+    ax.set_xlim(0, float(span))
+    ax.set_ylim(0, sum(heights))
+    target = {"facecolor": TARGET, "edgecolor": CARD, "linewidth": 1.0}
+    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "////"}
+    unit = (WIDTH * 72 - 24) / float(span)  # points per pass, about
+    top = sum(heights)
+    for lane, label in enumerate(labels):
+        y = top - heights[lane]
+        top = y
+        ax.annotate(label, (0, y + bar), xytext=(0, 3), textcoords="offset points", va="bottom", ha="left")
+        if lane == 0:
+            for n in range(math.ceil(plain)):
+                width = min(1.0, float(plain) - n)
+                ax.bar(n, bar, width, y, align="edge", **target)
+                if text_width(probe, str(n + 1)) + 4 <= width * unit:
+                    ax.text(n + width / 2, y + bar / 2, str(n + 1), ha="center", va="center", color=CARD,
+                            fontweight="bold")
+            continue
+        for r in range(rounds):
+            start = r * float(passes)
+            ax.bar([start + j * step for j in range(k)], bar * 0.7, step, y + bar * 0.15, align="edge", **drafting)
+            ax.bar(start + k * step, bar, check, y, align="edge", **target)
+            if text_width(probe, "check") + 4 <= check * unit:
+                ax.text(start + k * step + check / 2, y + bar / 2, "check", ha="center", va="center", color=CARD,
+                        fontweight="bold")
+    ax.xaxis.set_major_locator(FixedLocator(range(int(span) + 1)))
+    ax.yaxis.set_major_locator(NullLocator())
+    ax.spines["left"].set_visible(False)
+    ax.grid(axis="x")
+    ax.set_axisbelow(True)
+    ax.set_xlabel("time, in target passes")
+    heading(fig, "", [Patch(**target), Patch(**drafting)], ["target pass", f"draft step ({exact(draft_step)} pass)"])
+    svg = finish(fig, name)
+    alt, caption = words.timeline_words(rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes,
+                                        totals=totals, span=span, passes=passes)
+    return Figure(name, svg, alt, caption)
+
+
+# --- 9. why the output is exact: what the check keeps plus what the residual adds is p ----------
+
+
+@figure
+def exactness(
+    name: str,
+    tokens: Sequence[str],
+    panels: Sequence[tuple[str, int, Sequence[Number], Sequence[Number], Sequence[Number], Sequence[Number], Number]],
+) -> Figure:
+    """For one position of each draft, per token: a stack of the accepted mass min(p, q) and the residual's top-up
+    (1 - alpha) r, which reaches the target's p exactly, with the draft's q outlined beside it.
+
+    Each panel is (draft name, position, p, q, min(p, q), (1 - alpha) r, alpha), exact numbers from the facts.
+    """
+    tokens = list(tokens)
+    w = 0.27  # three bars a token: p, the stack that rebuilds it, q
+    top = max(float(v) for _, _, p, q, *_ in panels for v in (*p, *q))
+    ymax = top * 1.2
+    probe = canvas(1)
+    _, upright = panel_columns(probe, tokens, 1)
+    fig = canvas(0.95 + len(panels) * (1.7 + (0.25 if upright else 0)))
+    accepted = {"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.6}
+    residual = {"facecolor": RESIDUAL, "edgecolor": INK, "linewidth": 0.6, "hatch": "...."}
+    for ax, (label, position, p, q, kept, topped, alpha) in zip(grid(fig, len(panels), 1), panels):
+        token_axes(ax, tokens, ymax, probability_ticks(ymax), upright)
+        ax.set_ylabel("probability")
+        xs = range(len(tokens))
+        ax.bar([j - w for j in xs], [float(v) for v in p], w, **TARGET_BAR)
+        ax.bar(xs, [float(v) for v in kept], w, **accepted)
+        ax.bar(xs, [float(v) for v in topped], w, [float(v) for v in kept], **residual)
+        ax.bar([j + w for j in xs], [float(v) for v in q], w, **DRAFT_BAR)
+        ax.set_title(wrap(probe, f"{label}, position {position} (\u03b1 = {exact(alpha)})", WIDTH * 72 - 60))
+    heading(fig, "Kept plus residual is exactly p, whatever q is",
+            [Patch(**TARGET_BAR), Patch(**accepted), Patch(**residual), Patch(**DRAFT_BAR)],
+            ["target p", "kept: min(p, q)", "residual: (1 \u2212 \u03b1)\u00b7r", "draft q"], most=2)
+    svg = finish(fig, name)
+    alt, caption = words.exactness_words(panels=panels, tokens=tokens)
     return Figure(name, svg, alt, caption)
