@@ -256,6 +256,8 @@ def test_acceptance_alt_quotes_the_exact_fractions(drawn):
     fig = drawn["acceptance"]
     assert "aligned: 3/4 at 1, 7/8 at 2, 1 at 3, 3/4 at 4, 3/4 at 5" in fig.alt
     assert "1/2 (at positions 2 and 5)" in fig.caption
+    named = figures.acceptance_bars("acceptance", LABELS[:5], [("aligned", ALIGNED_ALPHAS)])
+    assert "lowest 3/4 (at positions 1, 4 and 5)" in named.caption  # labels "position 1", ...: said once
     assert "7/8" in all_text(fig.svg)
 
 

@@ -54,7 +54,8 @@ def and_(items: Sequence[str]) -> str:
 
 
 def places(labels: Sequence[str]) -> str:
-    labels = [str(lab) for lab in labels]
+    """Position labels as a phrase: "positions 1, 4 and 5" from ["1", "4", "5"] or ["position 1", ...]."""
+    labels = [str(lab).removeprefix("position ") for lab in labels]
     if all(lab.isdigit() for lab in labels):
         return ("positions " if len(labels) > 1 else "position ") + and_(labels)
     return and_(labels)

@@ -116,7 +116,7 @@ def profile_bars(
     k = len(draft_rows)
     props = [tokens.index(p) if isinstance(p, str) else int(p) for p in proposals]
     top = max(float(p) for row in (*target_rows, *draft_rows) for p in row)
-    ymax, w = top * 1.5, 0.4
+    ymax, w = top * 1.65, 0.4  # room above the tallest bar for the proposal's mark and word
     probe = canvas(1)
     cols, upright = panel_columns(probe, tokens, k + 1)
     rows = math.ceil((k + 1) / cols)
@@ -509,13 +509,13 @@ def timeline(
     plain = span  # one token per pass
     step, check = float(Fraction(draft_step) / Fraction(verify_step)), 1.0
     totals = [rounds * Fraction(e) for _, e in lanes]
-    bar, lane_gap = 0.2, 0.16  # inches: a bar's height, and the space between a bar and the next lane's label
+    bar, lane_gap = 0.2, 0.2  # inches: a bar's height, and the space between a bar and the next lane's label
     probe = canvas(1)
     labels = [f"Plain decoding: {decimal(plain, 0) if plain.denominator == 1 else decimal(plain)} tokens"]
     labels += [wrap(probe, f"{label}: {decimal(total)} tokens expected", WIDTH * 72 - 24)
                for (label, _), total in zip(lanes, totals)]
     heights = [bar + lane_gap + 0.19 * (lab.count("\n") + 1) for lab in labels]
-    fig = canvas(0.75 + sum(heights))
+    fig = canvas(1.15 + sum(heights))  # the key above and the time axis below take about 1.1 inches
     ax = fig.add_subplot()
     ax.set_xlim(0, float(span))
     ax.set_ylim(0, sum(heights))
