@@ -548,3 +548,33 @@ def test_the_exactness_figure_opens_the_lossless_page_before_its_first_equation(
     html = (built_site() / "lossless.html").read_text(encoding="utf-8")
     figure, equation = html.find('id="figure-exactness"'), html.find('display="block"')
     assert 0 < figure < equation, (figure, equation)
+
+
+def test_a_draft_step_edit_changes_the_inputs_of_only_the_figures_that_show_it(tmp_path):
+    """The cache keeps a figure under its registry inputs digest, so a draft-step edit must change the digest of
+    the timeline alone (it is the only figure drawn from the cost model's draft step). Negative control: an edit to
+    a draft's distribution changes the digests of many figures."""
+    import json
+
+    from generator.model.config import load_config
+    from generator.model.facts import build_facts
+    from generator.model.profiles import load_profiles
+    from generator.render.figure_registry import jobs
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    original = (ROOT / "data" / "profiles.v1.json").read_text(encoding="utf-8")
+
+    def digests(text: str) -> dict[str, str]:
+        path = tmp_path / "profiles.json"
+        path.write_text(text, encoding="utf-8")
+        return {j.name: j.ref.inputs for j in jobs(build_facts(load_profiles(path), config))}
+
+    def changed(a, b):
+        return sorted(name for name in a if a[name] != b[name])
+    before = digests(original)
+    assert '"draft_step": "1/10"' in original
+    assert changed(before, digests(original.replace('"draft_step": "1/10"', '"draft_step": "1/8"'))) == ["timeline"]
+    data = json.loads(original)
+    row = data["drafts"][1]["distributions"][1]
+    data["drafts"][1]["distributions"][1] = row[1:] + row[:1]  # the same numbers, moved one token along
+    assert len(changed(before, digests(json.dumps(data)))) >= 5
