@@ -31,12 +31,12 @@ PHONE_COLUMN = 358  # CSS px a figure is shown at in a 390 px wide phone (style.
 FONTS = ("DejaVu Sans", "Bitstream Vera Sans", "Liberation Sans", "Arimo", "Arial", "Helvetica")
 HATCHES = ("", "///", "\\\\\\", "xx", "---", "|||", "++")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-
-
 SOURCE = __name__.rpartition(".")[0].replace(".", "/") + "/figures.py"  # named in a refused figure's error
+
 
 class FigureError(Exception):
     """A figure that cannot be drawn, said in one line: `generator/.../figures.py: NAME: what went wrong`."""
+
 
 def style(name: str) -> dict:
     """Every matplotlib setting a figure is drawn and written with; the hash salt is the figure's own name."""
@@ -64,6 +64,7 @@ def figure(function: Callable) -> Callable:
         with matplotlib.rc_context(style(name)):
             return function(name, *args, **kwargs)
     return drawn
+
 
 # --- the canvas, the check and the SVG ----------------------------------------------------------
 

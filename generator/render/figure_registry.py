@@ -11,7 +11,6 @@ Adding a figure: a function in figures.py, an entry here, a `widget("figure", ..
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -163,15 +162,13 @@ def _items(facts: Facts, each: str) -> tuple[tuple[str | None, Any], ...]:
 
 
 def jobs(facts: Facts, registry: tuple[FigureSpec, ...] | None = None) -> tuple[FigureJob, ...]:
-    """Every figure the site shows, with the arguments its drawing function is called with. A figure's inputs digest
-    covers its function's name, its arguments and the matplotlib release that draws it (whose name the SVG carries)."""
-    drawn_with = f"matplotlib {importlib.metadata.version('matplotlib')}"
+    """Every figure the site shows, with the arguments its drawing function is called with."""
     out = []
     for spec in REGISTRY if registry is None else registry:
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}
-            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs, drawn_with))
+            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs))
             out.append(FigureJob(ref, kwargs))
     names = [j.name for j in out]
     if len(set(names)) != len(names):

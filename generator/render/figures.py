@@ -80,6 +80,7 @@ class Figure:
     alt: str
     caption: str
 
+
 def draw(job) -> tuple[str, str, str, str, str]:
     """Draw one registry job: (name, light SVG, dark SVG, alt, caption), or FigureError with one line."""
     function = globals().get(job.ref.function)
