@@ -57,11 +57,7 @@ def test_the_closing_page_is_the_one_left_out():
 
 
 @pytest.mark.parametrize("slug", CHECKED)
-def test_the_first_phone_screen_shows_a_figure_or_a_widget(phone, origin, site_dir, slug):
-    # The exactness figure (issue 26.1) comes from the figures branch, which adds its line to lossless.md; until it
-    # is merged the check waits for it, and runs for real as soon as the figure is built.
-    if slug == "lossless" and not (site_dir / "figures" / "exactness.svg").exists():
-        pytest.skip("the exactness figure (issue 26.1) comes from the figures branch; its page line is added there")
+def test_the_first_phone_screen_shows_a_figure_or_a_widget(phone, origin, slug):
     phone.goto(f"{origin}/{slug}.html")
     top = phone.evaluate(FIRST_PICTURE)
     assert top is not None, f"{slug}: no figure or widget at all"
