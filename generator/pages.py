@@ -25,6 +25,7 @@ from markupsafe import Markup, escape
 from .engine import Verdict
 from .errors import UserError
 from .readers import load_yaml, read_text, shown
+from .render import decimals
 
 if TYPE_CHECKING:  # imported by markdown_renderer, when some page's text is not in the Markdown memo
     from markdown_it import MarkdownIt
@@ -135,31 +136,9 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
 # --- formatting filters: presentation only -----------------------------------------------------
 
 
-def fixed(value: Any, digits: int = 2) -> str:
-    return f"{float(value):.{digits}f}"
-
-
 def frac(value: Any) -> str:
     value = Fraction(value)
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def pct(value: Any, digits: int = 0) -> str:
-    return f"{float(value) * 100:.{digits}f}%"
-
-
-def points(value: Any, digits: int = 1) -> str:
-    """A difference of two shares, in percentage points: 0.058 -> "5.8 percentage points"."""
-    return f"{float(value) * 100:.{digits}f} percentage points"
-
-
-def times(value: Any, digits: int = 2) -> str:
-    return f"{float(value):.{digits}f}×"
-
-
-def sci(value: Any, digits: int = 1) -> str:
-    mantissa, exponent = f"{float(value):.{digits}e}".split("e")
-    return f"{mantissa} × 10^{int(exponent)}"
 
 
 def thousands(value: Any) -> str:
@@ -172,9 +151,10 @@ def mathfrac(value: Any) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
+# Every decimal goes through one rounding rule, the one the pages' JavaScript uses (render/decimals.py).
 FILTERS = {
-    "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
-    "mathfrac": mathfrac,
+    "fixed": decimals.fixed, "frac": frac, "pct": decimals.pct, "points": decimals.points, "times": decimals.times,
+    "sci": decimals.sci, "thousands": thousands, "mathfrac": mathfrac,
 }
 
 
