@@ -39,7 +39,7 @@ def test_a_value_with_no_decimal_is_refused():
 
 
 def test_the_page_filters_print_with_the_rule():
-    from generator.pages import FILTERS
+    from generator.render.pages import FILTERS
 
     assert FILTERS["fixed"](Fraction(13, 8)) == "1.63"
     assert FILTERS["times"](Fraction(13, 8)) == "1.63\u00d7"

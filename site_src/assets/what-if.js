@@ -206,7 +206,8 @@
       const picture = el("figure", { class: "wi-curve wi-position-figure" },
         el("div", { "data-wi": "position-picture" }),
         el("figcaption", { "data-wi": "position-caption" }));
-      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, moveControl(i, bonus), picture);
+      // The sentence on what is wrong comes right after the cells, in reading and in Tab order.
+      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, ui.error, moveControl(i, bonus), picture);
       refreshPanel();
     }
 
@@ -510,8 +511,14 @@
     // cells of its row (the largest first), so the row still sums to 1.
     ui.panel.addEventListener("keydown", (event) => {
       const input = event.target;
-      if (!input.matches("input.wi-cell") || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
+      if (!input.matches("input.wi-cell")) return;
       const at = where(input);
+      if (event.key === "Enter" && offer && offer.which === at.which && offer.row === at.row) { // the Rebalance button
+        event.preventDefault();
+        applyOffer();
+        return;
+      }
+      if (event.key !== "ArrowUp" && event.key !== "ArrowDown") return;
       const row = working[at.which][at.row].map((x) => W.parseFraction(x));
       if (!row.every((f) => f && f !== "zero" && f.n >= 0n && W.cmp(f, W.ONE) <= 0)) return; // fix the typing first
       event.preventDefault();
@@ -566,7 +573,7 @@
         label: `Rebalance: ${changeWords(balanced.changes, ["take", "give"])}` };
     }
 
-    ui.fix.addEventListener("click", () => {
+    function applyOffer() {
       if (!offer) return;
       const { which, row, keep, next, changes } = offer;
       if (row !== position) {
@@ -578,7 +585,9 @@
       const focusCell = ui.panel.querySelector(`input.wi-cell[data-which="${which}"][data-col="${keep >= 0 ? keep : changes[0].col}"]`);
       commit(changeSentence(which, row, -1, W.ZERO, changes));
       if (focusCell) focusCell.focus();
-    });
+    }
+
+    ui.fix.addEventListener("click", applyOffer);
 
     ui.exact.addEventListener("change", () => root.classList.toggle("wi-exact-on", ui.exact.checked));
     ui.k.addEventListener("change", () => {
