@@ -38,10 +38,11 @@
 
   // A readout: the short decimal as text, the exact fraction in data-exact and, when the reader asks
   // for exact fractions, beside the decimal.
-  function readout(name, f, { digits = SHARE_DIGITS, ratio = false } = {}) {
+  // A share that is exactly 0 or 1 prints as such (whole), not as 0.000.
+  function readout(name, f, { digits = SHARE_DIGITS, ratio = false, whole = !ratio && digits === SHARE_DIGITS } = {}) {
     const exact = W.format(f);
     const node = el("span", { class: "wi-readout", "data-readout": name, "data-exact": exact },
-      el("span", { class: "wi-dec", text: ratio ? D.times(f, digits) : D.fixed(f, digits) }));
+      el("span", { class: "wi-dec", text: ratio ? D.times(f, digits) : whole && f.d === 1n ? exact : D.fixed(f, digits) }));
     if (f.d !== 1n) node.append(el("span", { class: "wi-frac", text: ` = ${exact}` }));
     return node;
   }
@@ -153,7 +154,7 @@
       if (i === positions() && k === positions()) {
         return "The bonus row: the target alone, drawn from only when every proposal was accepted.";
       }
-      if (i < k) return `The draft proposes one token here, and the target checks it in the same pass as the others.`;
+      if (i < k) return "The draft proposes one token here (the round button beside a token picks it), and the target checks it in the same pass as the others.";
       if (i === k) return `With K = ${k}, this is where a round that accepts every proposal draws its bonus, from the target row alone; the draft row is not used.`;
       return `With K = ${k}, no round reaches this position; raise K to use it.`;
     }
@@ -337,7 +338,8 @@
       }
       tokens.forEach((tok, j) => {
         const x0 = left + band * j + band / 2;
-        const bars = drafted ? [[t[j], "wi-bar-target", -barWidth], [d[j], "wi-bar-draft", 0]] : [[t[j], "wi-bar-target", -barWidth / 2]];
+        const draftClass = j === proposed ? "wi-bar-draft wi-bar-proposed" : "wi-bar-draft";
+        const bars = drafted ? [[t[j], "wi-bar-target", -barWidth], [d[j], draftClass, 0]] : [[t[j], "wi-bar-target", -barWidth / 2]];
         for (const [f, cls, dx] of bars) {
           const v = W.toNumber(f);
           root.append(svg("rect", { x: x0 + dx, y: y(v), width: barWidth, height: Math.max(0, y(0) - y(v)), class: cls }));
@@ -348,12 +350,15 @@
       root.append(svg("rect", { x: left, y: 4, width: 12, height: 12, class: "wi-bar-target" }));
       root.append(svg("text", { x: left + 17, y: 14, class: "wi-axis-label" }, "target p"));
       if (drafted) {
-        root.append(svg("rect", { x: left + 95, y: 4, width: 12, height: 12, class: "wi-bar-draft" }));
-        root.append(svg("text", { x: left + 112, y: 14, class: "wi-axis-label" }, "draft q (hatched)"));
+        // The site's one encoding of p and q: target solid, draft outlined, the proposed token hatched.
+        root.append(svg("rect", { x: left + 90, y: 5, width: 11, height: 11, class: "wi-bar-draft" }));
+        root.append(svg("text", { x: left + 106, y: 14, class: "wi-axis-label" }, "draft q"));
+        root.append(svg("rect", { x: left + 170, y: 5, width: 11, height: 11, class: "wi-bar-draft wi-bar-proposed" }));
+        root.append(svg("text", { x: left + 186, y: 14, class: "wi-axis-label" }, "proposed"));
       }
       holder.replaceChildren(root);
       caption.textContent = drafted
-        ? `${title}: solid bars are the target, hatched bars the draft; where a hatched bar stands taller, the draft over-proposes that token and some of those proposals are rejected.`
+        ? `${title}: solid bars are the target, outlined bars the draft, hatched where it is the proposed token; where an outlined bar stands taller, the draft over-proposes that token and some of those proposals are rejected.`
         : `${title}: the distribution the bonus token is drawn from.`;
     }
 
