@@ -171,8 +171,8 @@
         el("th", { scope: "col" }, long("Target "), el("var", { text: "p" })));
       if (!bonus) {
         head.append(el("th", { scope: "col" }, long("Draft "), el("var", { text: "q" })),
-          el("th", { scope: "col" }, "min(", el("var", { text: "p" }), ",", el("var", { text: "q" }), ")"),
-          el("th", { scope: "col" }, el("abbr", { title: "Residual", class: "wi-short", text: "Resid." }), long("Residual")));
+          el("th", { scope: "col" }, "min", el("span", { class: "wi-long" }, "(", el("var", { text: "p" }), ",", el("var", { text: "q" }), ")")),
+          el("th", { scope: "col" }, el("abbr", { title: "Residual", class: "wi-short", text: "Res." }), long("Residual")));
       }
       table.append(el("thead", {}, head));
       const body = el("tbody");
@@ -299,10 +299,18 @@
         else put(resCell, both ? res[j] : null);
         tr.classList.toggle("wi-proposed", working.proposals[i] === working.tokens[j]);
       });
+      fitTable();
       const overlapSum = ui.panel.querySelector('[data-sum="overlap"]');
       if (overlap) overlapSum.replaceChildren(...number(W.sum(overlap)));
       else overlapSum.textContent = "?";
       ui.panel.querySelector('[data-sum="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : "1";
+    }
+
+    // A table wider than its box (exact fractions on a narrow phone) scrolls in it, by keyboard too.
+    function fitTable() {
+      const box = ui.panel.querySelector(".wi-scroll");
+      if (box && box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+      else if (box) box.removeAttribute("tabindex");
     }
 
     // The per-position picture: the target's and the draft's probability of every token, side by side.
@@ -594,7 +602,10 @@
 
     ui.fix.addEventListener("click", applyOffer);
 
-    ui.exact.addEventListener("change", () => root.classList.toggle("wi-exact-on", ui.exact.checked));
+    ui.exact.addEventListener("change", () => {
+      root.classList.toggle("wi-exact-on", ui.exact.checked);
+      fitTable();
+    });
     ui.k.addEventListener("change", () => {
       working.k = Number(ui.k.value);
       renderPanel();
@@ -729,6 +740,8 @@
     root.querySelector(".what-if-nojs").hidden = true;
     app.hidden = false;
     root.classList.add("is-enhanced");
+    fitTable();
+    window.addEventListener("resize", fitTable);
     if (fromLink) root.scrollIntoView({ block: "start" });
   }
 
