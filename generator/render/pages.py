@@ -25,7 +25,7 @@ from markupsafe import Markup, escape
 from ..errors import UserError
 from ..model.engine import Verdict
 from ..model.readers import load_yaml, read_text, shown
-from . import decimals
+from .decimals import fixed, pct, points, sci, times  # the one rounding rule, shared with the pages' JavaScript
 
 if TYPE_CHECKING:  # imported by markdown_renderer, when some page's text is not in the Markdown memo
     from markdown_it import MarkdownIt
@@ -151,10 +151,9 @@ def mathfrac(value: Any) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
-# Every decimal goes through one rounding rule, the one the pages' JavaScript uses (render/decimals.py).
 FILTERS = {
-    "fixed": decimals.fixed, "frac": frac, "pct": decimals.pct, "points": decimals.points, "times": decimals.times,
-    "sci": decimals.sci, "thousands": thousands, "mathfrac": mathfrac,
+    "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
+    "mathfrac": mathfrac,
 }
 
 
