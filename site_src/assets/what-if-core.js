@@ -76,7 +76,7 @@
   function parseFraction(value) {
     if (typeof value === "number" && Number.isSafeInteger(value)) return fromInt(value);
     if (typeof value !== "string" || value.length > 200) return null;
-    const text = value.replace(/\s+/g, "").replace("\u2212", "-");
+    const text = value.trim().replace(/\s*\/\s*/, "/").replace(/\s+%$/, "%").replace(/^\u2212/, "-");
     let m = FRACTION.exec(text);
     if (m) {
       const d = BigInt(m[2] ?? "1");
