@@ -499,7 +499,7 @@
       if (parsed === null) return false;
       if (parsed.error) {
         const sentence = `This link's what-if state was not loaded, because ${parsed.error}.`;
-        showError(sentence);
+        showError(sentence, { stale: Boolean(W.validate(working, defaultTokens).error) }); // the cells stay as they were
         announce(sentence);
         return true;
       }
