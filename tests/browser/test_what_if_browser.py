@@ -594,3 +594,20 @@ def test_the_calculator_starts_where_use_the_editors_numbers_puts_it(page):
     mean = sum(rates) / len(rates)
     assert start["alpha"] == str(decimals.rounded(mean, 2))  # 33/40 -> 83: a tie, away from zero
     assert page.locator('[data-wi="calc-alpha-value"]').inner_text() == decimals.fixed(Fraction(int(start["alpha"]), 100), 2)
+
+
+def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page):
+    """The static tables print min(p, q) and the residual as fractions; the editor, asked for exact fractions,
+    prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
+    open_editor(page)
+    page.check('#what-if [data-wi="exact"]')
+    for profile in ("aligned", "divergent"):
+        page.select_option("#wi-profile", profile)
+        for position in range(1, 6):
+            page.click(f'#what-if [data-position="{position - 1}"]')
+            static = page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
+                .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))
+                .map(cells => [cells[2], cells[4]])""")
+            editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
+                .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
+            assert editor == static, (profile, position)
