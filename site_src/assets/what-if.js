@@ -377,6 +377,7 @@
         const sentence = `This link's what-if state was not loaded, because ${parsed.error}.`;
         showError(sentence, { stale: Boolean(W.validate(working, defaultTokens).error) }); // the cells stay as they were
         announce(sentence);
+        if (!initial) ui.error.scrollIntoView({ block: "center" });
         return true;
       }
       load(W.toDocument(parsed.state, null), initial ? null : "Loaded the state from the link.", { keepAddress: initial });
@@ -581,7 +582,8 @@
     root.classList.add("is-enhanced");
     fitTable();
     window.addEventListener("resize", fitTable);
-    if (fromLink) root.scrollIntoView({ block: "start" });
+    if (fromLink && ui.error.hidden) root.scrollIntoView({ block: "start" });
+    else if (fromLink) ui.error.scrollIntoView({ block: "center" }); // a broken link: its one sentence in view
   }
 
   function start() {

@@ -539,6 +539,9 @@ def test_a_malformed_address_throws_nothing_keeps_a_tab_selected_and_the_what_if
     open_editor(page, fragment)  # the page fixture fails the test on any uncaught error or console error
     assert_one_tab_selected(page)
     assert error_text(page) == (sentence or "")
+    if sentence:  # in view as the page opens
+        assert page.evaluate("""() => { const r = document.querySelector('#what-if [data-wi="error"]').getBoundingClientRect();
+            return r.top >= 0 && r.bottom <= innerHeight; }""")
     assert_matches_engine(page, tmp_path, shipped_state())
     # the same address followed later, on the open page
     open_editor(page)
