@@ -60,6 +60,12 @@
     });
   }
 
+  // A table wider than its box (exact fractions on a narrow phone) scrolls in it, by keyboard too.
+  function fitBox(box) {
+    if (box && box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+    else if (box) box.removeAttribute("tabindex");
+  }
+
   // The Move control: shift one step of probability from one token to another in one row; move(which,
   // from, to) does it and returns the sentence the control shows.
   function moveControl(tokens, bonus, where, move) {
@@ -180,5 +186,5 @@
     return root;
   }
 
-  window.WhatIfView = { el, svg, readout, number, bar, sizeBars, moveControl, positionChart, curveChart };
+  window.WhatIfView = { el, svg, readout, number, bar, sizeBars, fitBox, moveControl, positionChart, curveChart };
 })();

@@ -238,12 +238,7 @@
       ui.panel.querySelector('[data-sum="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : "1";
     }
 
-    // A table wider than its box (exact fractions on a narrow phone) scrolls in it, by keyboard too.
-    function fitTable() {
-      const box = ui.panel.querySelector(".wi-scroll");
-      if (box && box.scrollWidth > box.clientWidth) box.tabIndex = 0;
-      else if (box) box.removeAttribute("tabindex");
-    }
+    const fitTable = () => V.fitBox(ui.panel.querySelector(".wi-scroll"));
 
     // The per-position picture (WhatIfView.positionChart), kept as it was while a cell is not a number.
     function drawPositionPicture(i, t, d) {
@@ -582,8 +577,15 @@
     root.classList.add("is-enhanced");
     fitTable();
     window.addEventListener("resize", fitTable);
-    if (fromLink && ui.error.hidden) root.scrollIntoView({ block: "start" });
-    else if (fromLink) ui.error.scrollIntoView({ block: "center" }); // a broken link: its one sentence in view
+    if (fromLink) {
+      // A link shows the editor, or a broken link's one sentence; again as figures above it load (and
+      // grow), until the reader scrolls or types.
+      const show = () => (ui.error.hidden ? root.scrollIntoView({ block: "start" }) : ui.error.scrollIntoView({ block: "center" }));
+      let settled = false;
+      for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(type, () => (settled = true), { once: true, passive: true });
+      document.querySelectorAll("img").forEach((img) => img.complete || img.addEventListener("load", () => settled || show(), { once: true }));
+      show();
+    }
   }
 
   function start() {
