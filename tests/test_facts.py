@@ -169,7 +169,8 @@ LAYERS = {  # module -> the generator modules it may import
     "requirements": {"engine", "lazy", "profiles", "readers", "playground"},  # what the pages need of the data
     "analysis": {"engine", "lazy"},
     "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
-    "views": {"engine", "facts"},
+    "views": {"decimals", "engine", "facts"},
+    "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
     "glyph_widths": set(),  # DejaVu Sans's advance widths, a table
     "svgchart": {"glyph_widths", "palette"},  # axes, marks, texts and the collision check, written as SVG
