@@ -172,12 +172,12 @@ LAYERS = {  # module -> the generator modules it may import
     "views": {"decimals", "engine", "facts"},
     "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
-    "glyph_widths": set(),  # DejaVu Sans's advance widths, a table
-    "svgchart": {"glyph_widths", "palette"},  # axes, marks, texts and the collision check, written as SVG
-    "figures": {"palette", "svgchart"},
+    "figure_words": set(),  # the words of alt texts and captions
+    "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
+    "figures": {"chart", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
     "figure_registry": {"cache", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
-    "card": {"errors"},  # Pillow and matplotlib's font files, never matplotlib itself
+    "card": {"errors"},  # matplotlib's Agg canvas
     "workers": {"cache", "facts", "figure_registry", "figures", "report"},  # the figure stage and its processes
     "output": {"report", "uptodate"},  # the atomic write
 }
