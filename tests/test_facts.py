@@ -169,7 +169,8 @@ LAYERS = {  # module -> the generator modules it may import
     "requirements": {"engine", "lazy", "profiles", "readers", "playground"},  # what the pages need of the data
     "analysis": {"engine", "lazy"},
     "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
-    "views": {"engine", "facts"},
+    "views": {"decimals", "engine", "facts"},
+    "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
     "figure_words": set(),  # the words of alt texts and captions
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
