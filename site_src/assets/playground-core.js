@@ -119,12 +119,18 @@
     return Array.from(new Set(chars(text))).sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).join("");
   }
 
-  function countGrams(codes, length, base) {
+  // Training runs as generators that yield every CHUNK steps of a loop, with the share of their work
+  // done, so that a caller decides when to pause: a Web Worker runs them straight through, reporting
+  // progress; without a worker the page runs them in slices, yielding to the browser between slices.
+  const CHUNK = 1 << 14;
+
+  function* countGrams(codes, length, base) {
     const counts = new Map();
     for (let i = 0; i + length <= codes.length; i++) {
       let key = 0;
       for (let j = 0; j < length; j++) key = key * base + codes[i + j];
       counts.set(key, (counts.get(key) || 0) + 1);
+      if (i % CHUNK === 0) yield i / codes.length;
     }
     return counts;
   }
@@ -156,22 +162,48 @@
     return out.join("");
   }
 
-  // Counts for context lengths 0 .. order - 1, pruned like the build's; onLevel(length) reports progress.
-  function trainExport(trainChars, vocabText, order, minCount, onLevel) {
+  // A generator's yields mapped from its own [0, 1] onto [from, to]; its return value passes through.
+  function* scaled(steps, from, to) {
+    let r = steps.next();
+    while (!r.done) {
+      yield from + (to - from) * r.value;
+      r = steps.next();
+    }
+    return r.value;
+  }
+
+  // Runs a generator to its end at once; its return value.
+  function finish(steps) {
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    return r.value;
+  }
+
+  // Counts for context lengths 0 .. order - 1, pruned like the build's (ngram.train_export).
+  function* trainExportSteps(trainChars, vocabText, order, minCount) {
     const vocab = chars(vocabText);
     const base = vocab.length;
     if (base ** order > Number.MAX_SAFE_INTEGER) throw new Error("order too high for exact integer keys");
     const index = new Map(vocab.map((c, i) => [c, i]));
-    const codes = Int32Array.from(trainChars, (c) => index.get(c));
+    const codes = new Int32Array(trainChars.length);
+    for (let i = 0; i < trainChars.length; i++) {
+      codes[i] = index.get(trainChars[i]);
+      if (i % CHUNK === 0) yield 0.05 * i / trainChars.length;
+    }
     const grams = [];
-    for (let g = 1; g <= order; g++) grams[g] = countGrams(codes, g, base);
+    // counting costs in proportion to the window length: g of order (order + 1) / 2 shares
+    const share = (g) => (g * (g - 1)) / (order * (order + 1));
+    for (let g = 1; g <= order; g++) grams[g] = yield* scaled(countGrams(codes, g, base), 0.05 + 0.65 * share(g), 0.05 + 0.65 * share(g + 1));
     const levels = [];
     for (let length = 0; length < order; length++) {
+      yield 0.7 + (0.3 * length) / order;
       const raw = grams[length + 1];
       const occurrences = new Map();
+      let n = 0;
       for (const [key, count] of raw) {
         const ctx = Math.floor(key / base);
         occurrences.set(ctx, (occurrences.get(ctx) || 0) + count);
+        if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
       }
       let pairs;
       if (length === order - 1) {
@@ -182,9 +214,11 @@
         for (const key of grams[length + 2].keys()) {
           const suffix = key % modulus;
           pairs.set(suffix, (pairs.get(suffix) || 0) + 1);
+          if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
         }
       }
       const keys = Array.from(pairs.keys()).sort((a, b) => a - b);
+      yield 0.7 + (0.3 * length) / order;
       const levelDiscounts = discounts(keys.map((k) => pairs.get(k)));
       const threshold = length ? minCount : 1;
       const contexts = [];
@@ -193,6 +227,7 @@
       const counts = [];
       let last = -1;
       for (const key of keys) {
+        if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
         const ctx = Math.floor(key / base);
         if ((occurrences.get(ctx) || 0) < threshold) continue;
         if (ctx !== last) {
@@ -205,9 +240,12 @@
         counts.push(pairs.get(key));
       }
       levels.push({ contexts: contexts.join(""), followers, next: next.join(""), counts, discounts: levelDiscounts });
-      if (onLevel) onLevel(length);
     }
     return { order, min_count: minCount, levels };
+  }
+
+  function trainExport(trainChars, vocabText, order, minCount) {
+    return finish(trainExportSteps(trainChars, vocabText, order, minCount));
   }
 
   // FNV-1a (32-bit) over the counts in ngram.count_digest's canonical text form.
@@ -223,12 +261,13 @@
   }
 
   // Cross-entropy on held-out characters, each predicted from the text before it.
-  function bitsPerChar(model, heldOutChars) {
+  function* bitsPerCharSteps(model, heldOutChars) {
     const index = new Map(model.vocab.map((c, i) => [c, i]));
     const width = model.order - 1;
     let total = 0;
     let n = 0;
     for (let i = 0; i < heldOutChars.length; i++) {
+      if (i % (CHUNK / 4) === 0) yield i / heldOutChars.length;
       const x = index.get(heldOutChars[i]);
       if (x === undefined) continue;
       const context = heldOutChars.slice(Math.max(0, i - width), i).filter((c) => index.has(c));
@@ -236,6 +275,45 @@
       n++;
     }
     return n ? total / n : 0;
+  }
+
+  function bitsPerChar(model, heldOutChars) {
+    return finish(bitsPerCharSteps(model, heldOutChars));
+  }
+
+  // A pair trained from a corpus as the build trains it: the corpus split into code points, its vocabulary,
+  // the last tenth held out, the draft then the target counted, each measured on the held-out text.
+  // Yields the share of the work done; returns { vocab, exports, digests, bits }.
+  function* trainPairSteps(text, orders) {
+    const all = [];
+    let i = 0;
+    for (const ch of text) {  // by code point, as chars() splits
+      all.push(ch);
+      if (++i % CHUNK === 0) yield 0.03 * i / text.length;
+    }
+    const seen = new Set();
+    for (let j = 0; j < all.length; j++) {
+      seen.add(all[j]);
+      if (j % CHUNK === 0) yield 0.03 + 0.02 * j / all.length;
+    }
+    const vocab = Array.from(seen).sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).join("");
+    let cut = Math.floor(all.length * 0.9);
+    const newline = all.indexOf("\n", cut);
+    cut = newline < 0 ? all.length : newline + 1;
+    const train = all.slice(0, cut);
+    const heldOut = all.slice(cut);
+    const out = { vocab, trainChars: train.length, exports: {}, digests: {}, bits: {} };
+    const weight = orders.draft + orders.target;
+    let from = 0.05;
+    for (const name of ["draft", "target"]) {
+      const span = (0.95 * orders[name]) / weight;
+      const exported = yield* scaled(trainExportSteps(train, vocab, orders[name], orders.min_count), from, from + 0.8 * span);
+      out.exports[name] = exported;
+      out.digests[name] = countDigest(exported);
+      out.bits[name] = yield* scaled(bitsPerCharSteps(createModel(exported, vocab), heldOut), from + 0.8 * span, from + span);
+      from += span;
+    }
+    return out;
   }
 
   // --- one round --------------------------------------------------------------------------------
@@ -444,6 +522,57 @@
     return s / 2;
   }
 
+  // sampler.greedy_loop_start: greedy decoding from a model that sees `width` characters walks from state
+  // to state; once the state before a generated character came before an earlier one, the rest repeats.
+  // Returns how many generated characters come before that point, or null.
+  function greedyLoopStart(text, promptLength, width) {
+    const all = chars(text);
+    const seen = new Set();
+    for (let t = promptLength; t <= all.length; t++) {
+      const state = all.slice(Math.max(0, t - width), t).join("");
+      if (seen.has(state)) return t - promptLength;
+      seen.add(state);
+    }
+    return null;
+  }
+
+  // The character that makes up more than half of text, or null: a run that mostly repeats one character.
+  function dominantChar(text) {
+    const all = chars(text);
+    const counts = new Map();
+    for (const ch of all) counts.set(ch, (counts.get(ch) || 0) + 1);
+    for (const [ch, n] of counts) if (2 * n > all.length) return ch;
+    return null;
+  }
+
+  // sampler.expected_tvd: the mean total variation distance between two histograms of `draws` draws each
+  // from row, summed character by character from the binomial distribution of each count.
+  function expectedTvd(row, draws) {
+    let total = 0;
+    for (const p of row) if (p > 0 && p < 1) total += meanAbsDifference(p, draws);
+    return total / (2 * draws);
+  }
+
+  function meanAbsDifference(p, n) {
+    const mu = n * p;
+    const spread = 12 * (n * p * (1 - p)) ** 0.5 + 12;
+    const lo = Math.max(0, Math.trunc(mu - spread));
+    const hi = Math.min(n, Math.trunc(mu + spread) + 1);
+    let logFirst = lo * Math.log(p) + (n - lo) * Math.log1p(-p);
+    for (let i = 1; i <= lo; i++) logFirst += Math.log((n - lo + i) / i);
+    let f = Math.exp(logFirst);
+    let cdf = 0;
+    let first = 0;
+    let result = 0;
+    for (let a = lo; a <= hi; a++) {
+      cdf += f;
+      first += a * f;
+      result += f * (a * (2 * cdf - 1) - 2 * first + mu);
+      f *= (n - a) / (a + 1) * p / (1 - p);
+    }
+    return result;
+  }
+
   // mulberry32: a small seeded generator of uniforms in [0, 1) for the page.
   function mulberry32(seed) {
     let a = seed >>> 0;
@@ -466,6 +595,9 @@
     splitHeldOut,
     vocabularyOf,
     trainExport,
+    trainExportSteps,
+    trainPairSteps,
+    finish,
     countDigest,
     bitsPerChar,
     applyTemperature,
@@ -482,6 +614,9 @@
     leviathanBestK,
     compareNextChar,
     totalVariation,
+    greedyLoopStart,
+    dominantChar,
+    expectedTvd,
     mulberry32,
   };
 });

@@ -1,0 +1,26 @@
+// Trains one pair of the playground's models off the page's main thread, so the page stays responsive.
+// The page posts { kind, orders }; this worker loads the core and that corpus (plain scripts beside this
+// file), runs PlaygroundCore.trainPairSteps and posts { progress } as it goes, then { result } or { error }.
+/* global importScripts, PlaygroundCore, PlaygroundCorpora */
+"use strict";
+importScripts("playground-core.js");
+
+self.onmessage = (event) => {
+  const { kind, orders } = event.data;
+  try {
+    importScripts(`corpus/${kind}.js`);
+    const steps = PlaygroundCore.trainPairSteps(PlaygroundCorpora[kind], orders);
+    let last = -1;
+    let r = steps.next();
+    while (!r.done) {
+      if (r.value - last >= 0.005) {  // about two hundred messages in all
+        self.postMessage({ progress: r.value });
+        last = r.value;
+      }
+      r = steps.next();
+    }
+    self.postMessage({ result: r.value });
+  } catch (error) {
+    self.postMessage({ error: String(error && error.message ? error.message : error) });
+  }
+};
