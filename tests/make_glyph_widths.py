@@ -1,4 +1,4 @@
-"""Write generator/glyph_widths.py: DejaVu Sans advance widths, read from the font matplotlib installs.
+"""Write generator/render/glyph_widths.py: DejaVu Sans advance widths, read from the font matplotlib installs.
 
 Run `python tests/make_glyph_widths.py` after changing RANGES; test_svgchart checks the stored table
 still equals what this reads from the font. Only glyphs the font has are listed (a missing one draws

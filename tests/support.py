@@ -25,8 +25,8 @@ def copy_project(dest: Path) -> Path:
 FRESH_BUILD = """
 import json, sys
 from pathlib import Path
-from generator.build import build
-from generator.cache import Cache
+from generator.site.pipeline import build
+from generator.site.cache import Cache
 r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))
 print(json.dumps([[getattr(r, f) for f in sys.argv[4].split(",") if f], [m for m in sys.argv[5].split(",") if m in sys.modules]]))
 """
@@ -54,7 +54,7 @@ def built_site() -> Path:
     """
     if os.environ.get(BUILT_SITE_ENV):
         return Path(os.environ[BUILT_SITE_ENV])
-    from generator.build import build
+    from generator.site.pipeline import build
 
     parent = Path(tempfile.mkdtemp(prefix="built-site-"))
     atexit.register(shutil.rmtree, parent, True)
@@ -65,9 +65,9 @@ def built_site() -> Path:
 
 def site_view(root: Path = ROOT):
     """The site as templates see it (facts turned into views), computed from the project's data at `root`."""
-    from generator.build import load_inputs
-    from generator.facts import build_facts
-    from generator.views import site_view as view
+    from generator.model.facts import build_facts
+    from generator.render.views import site_view as view
+    from generator.site.pipeline import load_inputs
 
     config, profiles = load_inputs(root)
     return view(build_facts(profiles, config), config.title)

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import analysis as A
-from generator.config import MonteCarlo, Seeds, load_config
-from generator.engine import run_round
-from generator.profiles import load_profiles
+from generator.model import analysis as A
+from generator.model.config import MonteCarlo, Seeds, load_config
+from generator.model.engine import run_round
+from generator.model.profiles import load_profiles
 from support import PROFILES, ROOT
 
 P = load_profiles(PROFILES)

@@ -3,7 +3,7 @@ import json
 from fractions import Fraction
 
 from generator.commands import bench
-from generator.profiles import load_profiles
+from generator.model.profiles import load_profiles
 from support import copy_project
 
 

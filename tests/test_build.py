@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import build as B
-from generator import output as O
-from generator import workers as W
-from generator.cache import ENV_DIR, Cache, canonical, module_closure
 from generator.commands.build import progress_printer
 from generator.errors import UserError
+from generator.site import output as O
+from generator.site import pipeline as B
+from generator.site import workers as W
+from generator.site.cache import ENV_DIR, Cache, canonical, module_closure
 from support import ROOT, copy_project, fresh_build
 
 
@@ -130,21 +130,21 @@ def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, t
 def test_a_rebuild_with_nothing_changed_imports_neither_the_analysis_nor_the_figures_nor_jinja(site, tmp_path_factory):
     root = site[0]
     assert fresh_build(root, root / "build", shared_cache_dir(tmp_path_factory), ("site_reused", "rendered"),
-                       ("matplotlib", "generator.analysis", "generator.facts", "generator.figure_registry", "jinja2")
+                       ("matplotlib", "generator.model.analysis", "generator.model.facts", "generator.render.figure_registry", "jinja2")
                        ) == ([True, 0], [])
 
 
 def test_a_rebuild_that_must_render_pages_reuses_every_figure_and_the_monte_carlo(site, tmp_path, tmp_path_factory, monkeypatch):
-    import generator.analysis
-    import generator.facts
-    import generator.figure_registry
+    import generator.model.analysis
+    import generator.model.facts
+    import generator.render.figure_registry
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the Monte Carlo ran again or a figure was planned again")
 
-    monkeypatch.setattr(generator.analysis, "convergence_suite", forbidden)
-    monkeypatch.setattr(generator.facts, "build_facts", forbidden)
-    monkeypatch.setattr(generator.figure_registry, "jobs", forbidden)
+    monkeypatch.setattr(generator.model.analysis, "convergence_suite", forbidden)
+    monkeypatch.setattr(generator.model.facts, "build_facts", forbidden)
+    monkeypatch.setattr(generator.render.figure_registry, "jobs", forbidden)
     report = B.build(site[0], tmp_path / "out", cache=StageCache(shared_cache_dir(tmp_path_factory)))
     assert report.facts_reused and report.rendered == 0 and report.reused == report.figures
 
@@ -165,7 +165,7 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, tmp_p
 
 def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_identity_check_or_playground_round(
         project, tmp_path_factory, monkeypatch):
-    import generator.analysis
+    import generator.model.analysis
     import generator.playground
 
     def forbidden(*args, **kwargs):
@@ -176,7 +176,7 @@ def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_iden
     assert '"draft_step": "1/10"' in text
     path.write_text(text.replace('"draft_step": "1/10"', '"draft_step": "1/9"'))
     for name in ("convergence_suite", "random_identity_pairs"):
-        monkeypatch.setattr(generator.analysis, name, forbidden)
+        monkeypatch.setattr(generator.model.analysis, name, forbidden)
     for name in ("build_playground", "build_kind"):
         monkeypatch.setattr(generator.playground, name, forbidden)
     report = B.build(project, project / "build", cache=Cache(shared_cache_dir(tmp_path_factory)))
@@ -192,13 +192,13 @@ def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
 
 
 def test_the_analysis_key_covers_every_module_the_facts_import_even_indirectly():
-    assert {"facts", "analysis", "engine", "profiles", "config"} <= set(B.FACTS_MODULES)
+    assert {"model.facts", "model.analysis", "model.engine", "model.profiles", "model.config"} <= set(B.FACTS_MODULES)
     assert "playground.ngram" in module_closure("playground")  # a subpackage's own relative imports
 
 
 def test_the_figure_key_changes_when_the_drawing_code_changes(monkeypatch):
     stage = W.FigureStage(Cache(None), workers=1)
-    from generator.facts import FigureRef
+    from generator.model.facts import FigureRef
 
     ref = FigureRef("roofline", "site", None, "roofline", "roofline", "inputs")
     before = stage.key(ref)
@@ -223,7 +223,7 @@ def _break_template(root: Path) -> str:
 def _break_figure(root: Path, monkeypatch) -> str:
     import dataclasses
 
-    import generator.figure_registry as registry
+    import generator.render.figure_registry as registry
 
     jobs = registry.jobs
 
@@ -237,18 +237,18 @@ def _break_figure(root: Path, monkeypatch) -> str:
 
     monkeypatch.setattr(registry, "jobs", broken)
     monkeypatch.setattr(B, "figure_plan", lambda config, facts, cache: tuple(j.ref for j in broken(facts)))
-    return "generator/figures.py: line"
+    return "generator/render/figures.py: line"
 
 
 def _break_analysis(root: Path, monkeypatch) -> str:
-    import generator.facts
+    import generator.model.facts
 
     def boom(*args, **kwargs):
         raise ZeroDivisionError("no rounds")
 
     monkeypatch.setattr(B, "facts_key", lambda config: "never-cached")
-    monkeypatch.setattr(generator.facts, "build_facts", boom)
-    return "generator/build.py: line"
+    monkeypatch.setattr(generator.model.facts, "build_facts", boom)
+    return "generator/site/pipeline.py: line"
 
 
 @pytest.mark.parametrize("breakage", ["bad data", "a template error", "a figure that raises", "an unexpected exception"])
@@ -413,7 +413,7 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(pro
     """Adding a figure touches figures.py, figure_registry.py and the page that shows it, nothing else:
     the entry below reuses a drawing function, the page names the figure through the views, and the
     build draws it, the manifest lists it and check finds it shown."""
-    import generator.figure_registry as registry
+    import generator.render.figure_registry as registry
     from generator.commands.check import check_site
 
     def inputs(facts):
@@ -446,9 +446,9 @@ def test_the_404_page_has_the_site_look_in_an_inline_style_its_csp_allows_by_has
 
 HELPER_SCRIPT = """
 import os, sys
-import generator.build as B
-import generator.workers as W
-from generator.cache import Cache
+import generator.site.pipeline as B
+import generator.site.workers as W
+from generator.site.cache import Cache
 stage = W.FigureStage(Cache(None), workers=2)
 try:
     ok, bad, dead = stage.helper(pow, 2, 10), stage.helper(int, "x"), stage.helper(os._exit, 3)
@@ -481,9 +481,9 @@ COMPILE_SCRIPT = """
 import sys
 from pathlib import Path
 import jinja2
-import generator.build as B
-from generator.cache import Cache
-from generator.pages import environment, load_pages
+import generator.site.pipeline as B
+from generator.site.cache import Cache
+from generator.render.pages import environment, load_pages
 
 root, folder = Path(sys.argv[1]), Path(sys.argv[2])
 config = B.read_config(root / "data" / "site.yaml")

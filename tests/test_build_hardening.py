@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import build as B
-from generator import output as O
-from generator.cache import ENV_DIR, Cache
+from generator.site import output as O
+from generator.site import pipeline as B
+from generator.site.cache import ENV_DIR, Cache
 from support import copy_project
 
 
@@ -145,7 +145,7 @@ STEPS = {
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import generator.output as O
+    import generator.site.output as O
     step, mode, out = sys.argv[1:4]
     if mode == "fallback":
         O._exchange = lambda a, b: False

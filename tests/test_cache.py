@@ -3,7 +3,7 @@ whose blob is gone or damaged is a miss, never a wrong value or a failed build."
 import os
 import time
 
-from generator.cache import BLOB_MIN, BLOBS, Cache
+from generator.site.cache import BLOB_MIN, BLOBS, Cache
 
 BIG = b"x" * BLOB_MIN
 TEXT = "\u03b1" * BLOB_MIN  # two bytes a character in UTF-8
@@ -46,7 +46,7 @@ def test_a_missing_or_damaged_blob_makes_the_entry_a_miss(tmp_path):
 
 
 def test_prune_keeps_the_blobs_this_build_used_and_drops_old_unused_ones(tmp_path, monkeypatch):
-    import generator.cache as C
+    import generator.site.cache as C
 
     monkeypatch.setattr(C, "UNUSED_BLOBS_KEPT", 1)
     old = Cache(tmp_path)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
 from generator.commands.check import check_site
+from generator.site.pipeline import build
 
 
 @pytest.fixture(scope="module")

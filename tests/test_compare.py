@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
-from generator.cache import Cache
 from generator.commands.check import check_site
 from generator.commands.compare import visible_text, write_review
+from generator.site.cache import Cache
+from generator.site.pipeline import build
 from support import copy_project
 
 ADDED_TEXT = "Fish & chips <3, added by the test"

@@ -41,7 +41,7 @@ def test_code_and_content_each_have_a_licence():
 
 
 def test_the_footer_states_the_licences_the_licence_files_give():
-    from generator.publish import BuildInfo
+    from generator.site.publish import BuildInfo
 
     info = BuildInfo()
     assert info.code_licence == PYPROJECT["project"]["license"]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.engine import (
+from generator.model.engine import (
     ACCEPTED,
     DROPPED,
     REJECTED,
@@ -16,7 +16,7 @@ from generator.engine import (
     residual,
     run_round,
 )
-from generator.profiles import load_profiles
+from generator.model.profiles import load_profiles
 from support import PROFILES
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import figures
-from generator.analysis import best_draft_length, leviathan_speedup, round_length_distribution
-from generator.svgchart import Mark, Scale
+from generator.model.analysis import best_draft_length, leviathan_speedup, round_length_distribution
+from generator.render import figures
+from generator.render.svgchart import Mark, Scale
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -352,16 +352,16 @@ def test_a_text_meant_to_sit_on_the_data_may():
 def test_a_colliding_figure_stops_the_build_with_one_line_naming_the_figure():
     from types import SimpleNamespace
 
-    from generator.workers import draw
+    from generator.site.workers import draw
 
     def collide(name):
         return figures.Figure(name, figures._render(name, planted), "alt", "caption")
     job = SimpleNamespace(draw=collide, kwargs={"name": "planted"}, name="planted", ref=SimpleNamespace(function="collide"))
-    assert draw(job) == 'generator/figures.py: planted: text "first label" overlaps "second label"'
+    assert draw(job) == 'generator/render/figures.py: planted: text "first label" overlaps "second label"'
 
 
 def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
-    from generator.palette import CARD, DARK, dark
+    from generator.render.palette import CARD, DARK, dark
     colour = re.compile(r"#[0-9a-fA-F]{6}\b")
     for fig in drawn.values():
         night = dark(fig.svg)
@@ -371,14 +371,14 @@ def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
 
 
 def test_dark_variant_refuses_a_colour_it_has_no_counterpart_for():
-    from generator.palette import dark
+    from generator.render.palette import dark
     with pytest.raises(ValueError, match="#123456 has no dark counterpart"):
         dark('<svg><path style="fill: #123456"/></svg>')
 
 
 def test_dark_colours_stand_apart_on_the_dark_card():
     """Every series colour and the ink keep 3:1 contrast against the dark card (WCAG's bar for graphics)."""
-    from generator.palette import CARD, DARK, INK, PALETTE
+    from generator.render.palette import CARD, DARK, INK, PALETTE
 
     def luminance(hex_colour):
         rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
@@ -475,10 +475,10 @@ def test_three_times_the_authored_size_still_gives_legible_figures_without_colli
     collision, and each must stay legible. Fewer Monte Carlo rounds than the site: only the layout is judged."""
     import dataclasses
 
-    from generator.config import load_config
-    from generator.facts import build_facts
-    from generator.figure_registry import jobs
-    from generator.profiles import load_profiles
+    from generator.model.config import load_config
+    from generator.model.facts import build_facts
+    from generator.model.profiles import load_profiles
+    from generator.render.figure_registry import jobs
 
     config = load_config(ROOT / "data" / "site.yaml")
     config = dataclasses.replace(config, monte_carlo=dataclasses.replace(

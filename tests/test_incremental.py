@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import build as B
-from generator.cache import Cache
+from generator.site import pipeline as B
+from generator.site.cache import Cache
 from support import copy_project, fresh_build
 
 
@@ -117,7 +117,7 @@ def test_a_number_edit_renders_the_pages_in_a_helper_that_got_ready_meanwhile(bu
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "3/29"')
-    renderer = ("jinja2", "markdown_it", "generator.views")  # the card is kept by its inputs: no views either
+    renderer = ("jinja2", "markdown_it", "generator.render.views")  # the card is kept by its inputs: no views either
     (beside, pages), loaded = fresh_build(root, tmp_path / "out", cache_dir, ("pages_beside", "pages"), renderer)
     assert beside is True and pages > 1 and loaded == []
     B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
@@ -139,7 +139,7 @@ def test_a_page_that_fails_in_the_helper_fails_the_build_in_one_line(broken, bui
     import subprocess
     import sys
 
-    from generator.cache import ENV_DIR
+    from generator.site.cache import ENV_DIR
 
     root = copy_project(tmp_path / "p")
     page = middle_page(root)

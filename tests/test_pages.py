@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import yaml
 
-from generator import analysis
-from generator.build import load_inputs
-from generator.engine import run_round
-from generator.pages import FILTERS
+from generator.model import analysis
+from generator.model.engine import run_round
+from generator.render.pages import FILTERS
+from generator.site.pipeline import load_inputs
 from support import ROOT
 
 PAGES = ROOT / "site_src" / "pages"
@@ -330,7 +330,7 @@ def test_a_page_renders_again_from_its_cached_compilation_until_its_text_changes
     checked against the page's text, so only a page whose text changed is compiled again."""
     import dataclasses
 
-    from generator.pages import environment, load_pages, page_template
+    from generator.render.pages import environment, load_pages, page_template
 
     config, _ = load_inputs(ROOT, check=False)
     pages = load_pages(PAGES, config.pages, config.source, config.appendix)

@@ -10,15 +10,14 @@ import numpy as np
 import pytest
 
 import generator.playground as pg
-from generator.analysis import (
+from generator.model.analysis import (
     chi_square_p_value,
     leviathan_speedup,
     residual_rows,
     simulate_batch,
     target_rows_resampler,
 )
-from generator.build import load_inputs
-from generator.engine import Verdict
+from generator.model.engine import Verdict
 from generator.playground.corpus import CorpusError, load_sources, read_text
 from generator.playground.ngram import (
     KINDS,
@@ -41,6 +40,7 @@ from generator.playground.sampler import (
     target_alone,
     temper_rows,
 )
+from generator.site.pipeline import load_inputs
 from support import copy_project
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +112,7 @@ def test_each_corpus_package_is_pinned_exactly_in_pyproject(settings):
 def test_the_corpora_are_big_enough_and_hold_none_of_this_project(texts):
     assert len(texts[PROSE].encode("utf-8")) >= 400_000
     assert len(texts["code"]) >= 100_000
-    own = (ROOT / "generator" / "engine.py").read_text(encoding="utf-8")
+    own = (ROOT / "generator" / "model" / "engine.py").read_text(encoding="utf-8")
     for text in texts.values():
         assert "speculative" not in text.lower()
         assert own.splitlines()[0] not in text
@@ -815,7 +815,7 @@ def test_rows_read_from_the_table_in_place_are_the_rows_copied_out(pairs, corpor
 
 
 def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):
-    import generator.analysis as analysis
+    import generator.model.analysis as analysis
 
     calls = []
     real = analysis.simulate_batch
@@ -826,8 +826,8 @@ def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pai
 
 
 def test_verdicts_are_one_enum_from_the_engine_to_the_page_data(pairs):
-    from generator.engine import run_round
-    from generator.profiles import load_profiles
+    from generator.model.engine import run_round
+    from generator.model.profiles import load_profiles
 
     profiles = load_profiles(ROOT / "data" / "profiles.v1.json")
     r = run_round(profiles.target, profiles.drafts[0].distributions, np.random.default_rng(1), profiles.drafts[0].proposals)

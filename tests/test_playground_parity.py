@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import generator.playground as pg
-from generator.build import load_inputs
 from generator.playground.corpus import load_sources
 from generator.playground.ngram import KINDS
+from generator.site.pipeline import load_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from generator.profiles import DataError, load_profiles, parse_profiles
+from generator.model.profiles import DataError, load_profiles, parse_profiles
 from support import PROFILES, ROOT
 
 

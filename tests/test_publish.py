@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import card as card_module
-from generator.build import build
-from generator.cache import Cache
 from generator.commands.check import check_site
-from generator.config import load_config
-from generator.publish import SITE_URL_ENV
+from generator.model.config import load_config
+from generator.render import card as card_module
+from generator.site.cache import Cache
+from generator.site.pipeline import build
+from generator.site.publish import SITE_URL_ENV
 from support import ROOT, copy_project
 
 URL = "https://example.org/specdec/"
@@ -161,7 +161,7 @@ def test_the_social_card_is_a_1200_by_630_png_drawn_the_same_every_time(sites):
 def test_drawing_the_card_does_not_import_matplotlib():
     """The card is drawn with Pillow in matplotlib's font files, found without importing matplotlib (a cold build
     that needs no figure should not pay for its import)."""
-    script = ("import sys; from generator.card import social_card\n"
+    script = ("import sys; from generator.render.card import social_card\n"
               "png = social_card('T', 'tagline', [('A draft', [('the', 'accepted'), ('on', 'dropped')])])\n"
               "assert png.startswith(b'\\x89PNG'), png[:8]\n"
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
@@ -217,7 +217,7 @@ def test_a_dash_pattern_keeps_its_on_stretches_across_the_corners_of_a_path():
 
 
 def test_the_home_page_title_is_not_doubled(sites, tmp_path):
-    from generator.pages import load_page
+    from generator.render.pages import load_page
 
     root, plain, _ = sites
     title = load_config(root / "data" / "site.yaml").title
@@ -340,7 +340,7 @@ def test_footnotes_render_as_linked_notes(project, tmp_path_factory):
 
 
 def test_the_strict_link_check_has_no_false_alarm_on_the_shipped_site(sites):
-    from generator.publish import broken_links
+    from generator.site.publish import broken_links
 
     _, plain, published = sites
     for site in (plain, published):

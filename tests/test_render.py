@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
+from generator.render.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
 
 
 def write(path: Path, text: str) -> Path:
@@ -139,7 +139,7 @@ def test_a_formula_renumbered_from_an_earlier_one_of_its_shape_is_what_latex2mat
     equals latex2mathml's."""
     from latex2mathml.converter import convert
 
-    from generator import pages
+    from generator.render import pages
 
     formulas = _formulas()
     tex = data.draw(st.sampled_from(formulas))
@@ -164,7 +164,7 @@ def test_a_formula_renumbered_from_an_earlier_one_of_its_shape_is_what_latex2mat
 def test_which_formulas_are_renumbered_and_which_are_converted(earlier, new, reused):
     from latex2mathml.converter import convert
 
-    from generator import pages
+    from generator.render import pages
 
     pages._SHAPES.clear()
     pages._learn_shape(earlier, "inline", convert(earlier, display="inline"))
@@ -194,13 +194,13 @@ See [the source](https://example.org/paper).
 
 
 def markdown_memo(cache_dir: Path):
-    from generator.cache import Cache, ValueMemo
+    from generator.site.cache import Cache, ValueMemo
 
     return ValueMemo(Cache(cache_dir), "markdown", "test")
 
 
 def test_a_text_kept_in_the_markdown_memo_comes_back_as_a_fresh_render_makes_it_without_markdown_it(tmp_path):
-    from generator.pages import Markdown
+    from generator.render.pages import Markdown
 
     fresh = render_markdown(markdown_renderer(), MEMO_PAGE)
     memo = markdown_memo(tmp_path)
@@ -219,7 +219,7 @@ def test_a_text_kept_in_the_markdown_memo_comes_back_as_a_fresh_render_makes_it_
 
 
 def test_a_changed_text_misses_the_markdown_memo(tmp_path):
-    from generator.pages import Markdown
+    from generator.render.pages import Markdown
 
     memo = markdown_memo(tmp_path)
     Markdown(memo).render(MEMO_PAGE)
@@ -233,7 +233,7 @@ def test_a_changed_text_misses_the_markdown_memo(tmp_path):
 
 
 def test_a_text_that_fails_is_never_kept_so_it_fails_again_with_its_message(tmp_path):
-    from generator.pages import Markdown, MarkupProblem, RawHtmlError
+    from generator.render.pages import Markdown, MarkupProblem, RawHtmlError
 
     memo = markdown_memo(tmp_path)
     for bad, error in (("Hello <script>x()</script>\n", RawHtmlError), ("A loose note.[^nope]\n", MarkupProblem)):
@@ -252,8 +252,8 @@ def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_ren
     """The memo is keyed by the whole text after Jinja: a page that rendered, then gains raw HTML the allowlist
     refuses, fails with the page's file and line on that build and on the next (no failure and no earlier
     HTML is served from the memo); fixed again, it builds."""
-    from generator import build as B
-    from generator.cache import Cache
+    from generator.site import pipeline as B
+    from generator.site.cache import Cache
 
     cache = Cache(tmp_path / "cache")
     only_page(project, "fine")
@@ -284,14 +284,14 @@ ROWS_WIDGET = "{% for r in rows %}<p>{{ r.label }}: {{ r.share | frac }}</p>{% e
 
 
 def widget_env(tmp_path: Path, body: str = ROWS_WIDGET):
-    from generator.pages import environment
+    from generator.render.pages import environment
 
     write(tmp_path / "templates" / "widgets" / "rows.html", body)
     return environment(tmp_path / "templates")
 
 
 def draw(env, variables, kept=None, **kwargs) -> str:
-    from generator.pages import Widgets
+    from generator.render.pages import Widgets
 
     widgets = Widgets(env, variables, None if kept is None else lambda: kept)
     widgets("rows", **kwargs)
@@ -300,13 +300,13 @@ def draw(env, variables, kept=None, **kwargs) -> str:
 
 @pytest.fixture
 def rows_kept(monkeypatch):
-    import generator.pages
+    import generator.render.pages
 
-    monkeypatch.setitem(generator.pages.KEPT_WIDGETS, "rows", ("rows",))
+    monkeypatch.setitem(generator.render.pages.KEPT_WIDGETS, "rows", ("rows",))
 
 
 def widget_memo(cache_dir: Path):
-    from generator.cache import Cache, ValueMemo
+    from generator.site.cache import Cache, ValueMemo
 
     return ValueMemo(Cache(cache_dir), "widgets", "test")
 
@@ -314,7 +314,7 @@ def widget_memo(cache_dir: Path):
 def test_equal_values_give_equal_key_bytes_however_their_objects_are_shared():
     import pickle
 
-    from generator.pages import value_bytes
+    from generator.render.pages import value_bytes
 
     label = "".join(["acc", "epted"])
     shared = (Row(label, F(1, 2)), Row(label, F(1, 2)))  # one string object twice, as rounds computed afresh
@@ -351,7 +351,7 @@ def test_a_kept_widget_reading_a_variable_it_does_not_list_fails_instead_of_goin
         draw(env, variables, widget_memo(tmp_path / "cache"))
     with pytest.raises(UndefinedError):  # without a cache the same: the build does not depend on it
         draw(env, variables)
-    import generator.pages  # negative control: the same template as an ordinary widget sees every variable
+    import generator.render.pages  # negative control: the same template as an ordinary widget sees every variable
 
-    del generator.pages.KEPT_WIDGETS["rows"]
+    del generator.render.pages.KEPT_WIDGETS["rows"]
     assert draw(env, variables) == "1 of 7\n"

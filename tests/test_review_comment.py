@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
-from generator.cache import Cache
 from generator.commands.compare import write_review
+from generator.site.cache import Cache
+from generator.site.pipeline import build
 from support import ROOT, copy_project
 
 spec = importlib.util.spec_from_file_location("review_comment", ROOT / ".ci" / "review_comment.py")

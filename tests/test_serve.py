@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from generator.cache import ENV_DIR
+from generator.site.cache import ENV_DIR
 from support import copy_project
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import glyph_widths, svgchart
-from generator.svgchart import Chart, Fill, Mark, Scale
+from generator.render import glyph_widths, svgchart
+from generator.render.svgchart import Chart, Fill, Mark, Scale
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_glyph_widths  # noqa: E402

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from generator.build import build
+from generator.site.pipeline import build
 
 THIRD = {
     "id": "third",

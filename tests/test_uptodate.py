@@ -1,4 +1,4 @@
-"""The stat stamp (generator/uptodate.py): `build` stops early only when no input and no output file moved.
+"""The stat stamp (generator/site/uptodate.py): `build` stops early only when no input and no output file moved.
 
 Each test builds a project copy in-process with the session's shared cache (so the build itself is
 reused), checks `uptodate.fresh` says so, then changes one thing and checks the stamp no longer
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import build as B
-from generator import output as O
-from generator import uptodate as U
-from generator.cache import ENV_DIR, Cache
+from generator.site import output as O
+from generator.site import pipeline as B
+from generator.site import uptodate as U
+from generator.site.cache import ENV_DIR, Cache
 from support import copy_project
 
 
@@ -222,8 +222,8 @@ def test_the_command_line_stops_early_only_when_nothing_changed(tmp_path, tmp_pa
                           capture_output=True, text=True)
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert done.returncode == 0 and "no input changed" in done.stdout
-    assert "generator.uptodate" in imported  # negative control: the listing works
-    assert imported.isdisjoint({"generator.build", "yaml", "jinja2", "numpy", "hashlib", "pickle"})
+    assert "generator.site.uptodate" in imported  # negative control: the listing works
+    assert imported.isdisjoint({"generator.site.pipeline", "yaml", "jinja2", "numpy", "hashlib", "pickle"})
     (root / "build" / "index.html").unlink()
     assert "no input changed" not in build()
     assert tree(root / "build") == first
@@ -276,7 +276,7 @@ def test_the_memo_keeps_nothing_read_in_the_same_instant_it_changed(tmp_path, mo
 
 
 def test_the_commit_comes_from_git_once_and_from_the_memo_after(tmp_path, monkeypatch):
-    from generator import publish
+    from generator.site import publish
 
     if shutil.which("git") is None:
         pytest.skip("needs git")

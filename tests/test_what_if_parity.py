@@ -1,4 +1,4 @@
-"""The what-if editor's JavaScript against the Python engine: node replays vectors generator/whatif.py writes."""
+"""The what-if editor's JavaScript against the Python engine: node replays vectors generator/render/whatif.py writes."""
 import os
 import shutil
 import subprocess
@@ -6,8 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from generator import analysis, whatif
-from generator.profiles import load_profiles, parse_profiles
+from generator.model import analysis
+from generator.model.profiles import load_profiles, parse_profiles
+from generator.render import whatif
 from support import PROFILES, ROOT
 
 NODE = shutil.which("node")
@@ -45,8 +46,8 @@ def test_every_random_vector_is_a_profile_the_data_loader_accepts_with_the_same_
 
 
 def test_the_editor_starts_from_the_shipped_profiles_and_a_calculator_on_its_grid():
-    from generator.build import load_inputs
-    from generator.facts import build_facts
+    from generator.model.facts import build_facts
+    from generator.site.pipeline import load_inputs
 
     config, profiles = load_inputs(ROOT)
     data = whatif.editor_data(build_facts(profiles, config))
@@ -72,7 +73,7 @@ def test_the_editor_starts_from_the_shipped_profiles_and_a_calculator_on_its_gri
     ("calculator_steps: 0", "what_if.calculator_steps: must be at least 1, not 0"),
 ])
 def test_the_editors_settings_are_checked_and_named_in_one_line(tmp_path, setting, problem):
-    from generator.config import ConfigError, load_config
+    from generator.model.config import ConfigError, load_config
 
     path = tmp_path / "site.yaml"
     path.write_text(f"what_if:\n  {setting}\n", encoding="utf-8")

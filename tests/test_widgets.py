@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build
+from generator.site.pipeline import build
 from support import ROOT, copy_project, site_view
 
 WIDGET_PAGE = """---
@@ -221,7 +221,7 @@ def test_chips_say_their_state_in_words_not_only_colour(widgets):
 
 
 def test_each_verify_frame_shows_its_numbers_and_says_when_no_draw_was_needed(widgets, ctx):
-    from generator.pages import fixed, frac
+    from generator.render.pages import fixed, frac
 
     for p in ctx.profiles:
         for r in p.rounds:
@@ -242,7 +242,7 @@ def test_each_verify_frame_shows_its_numbers_and_says_when_no_draw_was_needed(wi
 
 
 def test_the_positions_tables_hold_every_token_at_every_position(widgets, ctx):
-    from generator.pages import frac
+    from generator.render.pages import frac
 
     for p in ctx.profiles:
         panel = widgets.find("section", id=f"positions-{p.id}")

@@ -5,8 +5,8 @@ import os
 import pytest
 
 from generator.errors import UserError
-from generator.report import BuildError
-from generator.workers import Waiting, can_fork
+from generator.site.report import BuildError
+from generator.site.workers import Waiting, can_fork
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

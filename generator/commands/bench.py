@@ -31,8 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..cache import ENV_DIR
 from ..errors import UserError
+from ..site.cache import ENV_DIR
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 SOURCES = ("data", "site_src")

@@ -35,13 +35,13 @@ def progress_printer(stream=None):
 
 def run(args) -> int:
     if not args.clean:
-        from ..uptodate import up_to_date
+        from ..site.uptodate import up_to_date
 
         summary = up_to_date(args.out)
         if summary is not None:
             print(f"built {args.out}: {summary}")
             return 0
-    from ..build import build
+    from ..site.pipeline import build
 
     show, finish = progress_printer()
     try:

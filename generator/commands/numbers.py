@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from .. import analysis
-from ..config import Seeds
+from ..model import analysis
+from ..model.config import Seeds
+from ..model.profiles import load_profiles
 from ..paths import DEFAULT_PROFILES
-from ..profiles import load_profiles
 
 
 def add_arguments(p) -> None:

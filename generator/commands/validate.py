@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import SiteConfig, load_config
+from ..model.config import SiteConfig, load_config
+from ..model.profiles import load_profiles
+from ..model.requirements import check_profiles
 from ..paths import DEFAULT_PROFILES, SITE_CONFIG
-from ..profiles import load_profiles
-from ..requirements import check_profiles
 
 
 def add_arguments(p) -> None:

@@ -12,8 +12,8 @@ import keyword
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
 from ..lazy import lazy_numpy
+from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
 

@@ -1,6 +1,6 @@
 """One speculative round between two character models, through the engine's own rule.
 
-The rule lives once, in generator.engine: a round here draws the draft's proposals from the
+The rule lives once, in generator.model.engine: a round here draws the draft's proposals from the
 model's rows (each row depends on the proposals before it), computes the target's rows, and hands
 both to engine.run_round, which applies min(1, p/q), draws from the residual and adds the bonus,
 exactly on the doubles the models produced. Uniforms come from a callable, so a recorded list of
@@ -18,8 +18,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from ..lazy import lazy_numpy
+from ..model.engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
 
 np = lazy_numpy(globals())

@@ -3,7 +3,7 @@
 // Python parity vectors. A classic script (global PlaygroundCore) rather than a module, so the
 // page also works from file://, where browsers refuse module scripts; node loads it through
 // module.exports. Every arithmetic step mirrors generator/playground/ngram.py and the rule in
-// generator/engine.py in the same order, because IEEE doubles then give the very same numbers in
+// generator/model/engine.py in the same order, because IEEE doubles then give the very same numbers in
 // both languages. A character is a Unicode code point, as in Python: strings are split with
 // Array.from, never indexed by UTF-16 unit.
 

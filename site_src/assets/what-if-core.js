@@ -13,7 +13,7 @@
 })(typeof self !== "undefined" ? self : globalThis, function () {
   "use strict";
 
-  // The sizes a state may have: kept equal to generator/whatif.py, which the parity vectors check.
+  // The sizes a state may have: kept equal to generator/render/whatif.py, which the parity vectors check.
   const LIMITS = Object.freeze({ minTokens: 2, maxTokens: 8, minPositions: 1, maxPositions: 8, maxChars: 20000 });
 
   // --- fractions ------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from generator import analysis as A
-from generator.config import MonteCarlo, Seeds
-from generator.profiles import load_profiles
+from generator.model import analysis as A
+from generator.model.config import MonteCarlo, Seeds
+from generator.model.profiles import load_profiles
 
 
 def plain_round(target, draft, residuals, rng):

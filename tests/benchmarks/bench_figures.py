@@ -18,8 +18,8 @@ from generator import build  # noqa: E402
 
 def jobs() -> list[tuple[str, object]]:
     """(name, a call that draws it) for every figure the site shows."""
-    from generator.facts import build_facts
-    from generator.figure_registry import jobs as figure_jobs
+    from generator.model.facts import build_facts
+    from generator.render.figure_registry import jobs as figure_jobs
 
     config, profiles = build.load_inputs(ROOT)
     return [(j.name, lambda j=j: j.draw(**j.kwargs)) for j in figure_jobs(build_facts(profiles, config))]

@@ -20,15 +20,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator.build import load_inputs  # noqa: E402
-from generator.cache import Cache  # noqa: E402
 from generator.playground.ngram import KINDS, _gram_keys, encode, make_corpus  # noqa: E402
+from generator.site.cache import Cache  # noqa: E402
+from generator.site.pipeline import load_inputs  # noqa: E402
 
 PAIRS = 5
 
 
 def stage(config, profiles, tmp: Path, n: int) -> tuple[float, float]:
-    from generator.build import playground
+    from generator.site.pipeline import playground
 
     wall, cpu = time.perf_counter(), time.process_time()
     playground(config, profiles, Cache(tmp / f"cache-{n}"))()  # an empty cache: the stage runs cold (no pool: here)

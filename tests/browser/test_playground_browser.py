@@ -55,7 +55,7 @@ def corpus_words(site):
 @pytest.fixture(scope="module")
 def generate_chars():
     """What one press of Generate adds at least: the site's own setting."""
-    from generator.config import load_config
+    from generator.model.config import load_config
 
     return load_config(ROOT / "data" / "site.yaml").playground.generate_chars
 

@@ -13,9 +13,9 @@ from urllib.parse import quote, unquote
 import pytest
 
 from browser_support import serve, shared_tab, turn
-from generator import analysis
-from generator.profiles import load_profiles
-from generator.whatif import parity_vectors
+from generator.model import analysis
+from generator.model.profiles import load_profiles
+from generator.render.whatif import parity_vectors
 from support import PROFILES, ROOT
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,6 @@
 // Replays the Python engine's numbers through what-if-core.js: every exact fraction must match.
 // The vectors come from WHATIF_VECTORS when tests/test_what_if_parity.py runs this file; run on
-// its own, it asks Python (generator/whatif.py) to write a fresh set, so nothing committed can go stale.
+// its own, it asks Python (generator/render/whatif.py) to write a fresh set, so nothing committed can go stale.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -22,8 +22,8 @@ function loadVectors() {
     const script = [
       "import sys",
       "from pathlib import Path",
-      "from generator.profiles import load_profiles",
-      "from generator.whatif import write_parity_vectors",
+      "from generator.model.profiles import load_profiles",
+      "from generator.render.whatif import write_parity_vectors",
       "write_parity_vectors(load_profiles('data/profiles.v1.json'), 16, Path(sys.argv[1]))",
     ].join("\n");
     const run = spawnSync(python, ["-c", script, file], { cwd: root, encoding: "utf8" });

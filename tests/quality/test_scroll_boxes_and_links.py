@@ -1,5 +1,5 @@
-"""The Markdown post-processing in generator/pages.py that the accessibility and security gates rely on."""
-from generator.pages import Heading, markdown_renderer, render_markdown, wrap_scroll_boxes
+"""The Markdown post-processing in generator/render/pages.py that the accessibility and security gates rely on."""
+from generator.render.pages import Heading, markdown_renderer, render_markdown, wrap_scroll_boxes
 
 PAGE = """\
 Intro with [an outside source](https://example.org/paper) and [a page here](cost.html).

@@ -14,7 +14,7 @@ import math
 from functools import cache
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 
 WIDTH, HEIGHT = 1200, 630
 PX = 100 / 72  # sizes below are in points at 100 dpi (the card's first drawing); PX turns them into pixels

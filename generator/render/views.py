@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from .engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
-from .facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
+from ..model.engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
+from ..model.facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
 
 
 @dataclass(frozen=True)

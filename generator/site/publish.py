@@ -23,8 +23,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from . import __version__
-from .errors import UserError
+from .. import __version__
+from ..errors import UserError
 
 SITE_URL_ENV = "GENERATOR_SITE_URL"
 CARD_FILE = "social-card.png"

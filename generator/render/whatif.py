@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from . import analysis
-from .engine import Row, accept_probability, residual
-from .lazy import lazy_numpy
-from .profiles import CostModel
+from ..lazy import lazy_numpy
+from ..model import analysis
+from ..model.engine import Row, accept_probability, residual
+from ..model.profiles import CostModel
 
 np = lazy_numpy(globals())  # the parity vectors' seeded draws only: the page's data needs none
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .cache import digest
-from .facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
+from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
+from ..site.cache import digest
 
 if TYPE_CHECKING:
     from . import figures

@@ -19,8 +19,8 @@ from .cache import Cache, digest, module_closure, source_digest
 from .report import BuildError, Progress, Report, _where
 
 if TYPE_CHECKING:
-    from .facts import Facts, FigureRef
-    from .figure_registry import FigureJob
+    from ..model.facts import Facts, FigureRef
+    from ..render.figure_registry import FigureJob
 
 
 @dataclass(frozen=True)
@@ -34,19 +34,19 @@ class RenderedFigure:
 
 def figure_code() -> str:
     """The drawing code's identity: figures.py and what it imports (svgchart.py, the glyph widths, the palette)."""
-    return digest(source_digest(*module_closure("figures")))
+    return digest(source_digest(*module_closure("render.figures")))
 
 
 def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
     """Draw one figure. A failure comes back as its one-line message, not a traceback."""
-    from .figures import Collision
+    from ..render.figures import Collision
 
     try:
         f = job.draw(**job.kwargs)
     except Collision as exc:  # a drawing whose labels collide: the figure code must lay it out differently
-        return f"generator/figures.py: {exc}"
+        return f"generator/render/figures.py: {exc}"
     except Exception as exc:
-        where = _where(exc) or "generator/figures.py: "
+        where = _where(exc) or "generator/render/figures.py: "
         return f"{where}{job.ref.function}({job.name!r}) failed: {type(exc).__name__}: {exc}"
     return (f.name, f.svg, f.alt, f.caption)
 
@@ -254,7 +254,7 @@ class FigureStage:
         report.reused = len(plan) - len(missing)
         report.rendered = len(missing)
         if missing:
-            from .figure_registry import jobs
+            from ..render.figure_registry import jobs
 
             wanted = {ref.name for ref in missing}
             todo = [job for job in jobs(facts) if job.name in wanted]

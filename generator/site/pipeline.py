@@ -26,29 +26,29 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import readers
+from ..errors import UserError
+from ..model import readers
+from ..render.palette import dark as dark_svg
 from .cache import Cache, ValueMemo, digest, known_versions, module_closure, package_version, source_digest
-from .errors import UserError
 from .output import Staging
-from .palette import dark as dark_svg
 from .report import BuildError, Progress, Report, _where
 from .uptodate import StatMemo, search_path
 from .workers import FigureStage, RenderedFigure, Waiting
 
 if TYPE_CHECKING:  # the pipeline's modules load numpy, Jinja and Markdown: only a build that changed needs them
 
-    from .config import SiteConfig
-    from .facts import Facts, FigureRef
-    from .pages import Page
-    from .profiles import Profiles
+    from ..model.config import SiteConfig
+    from ..model.facts import Facts, FigureRef
+    from ..model.profiles import Profiles
+    from ..render.pages import Page
     from .publish import BuildInfo
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 REGISTRY_MODULES = ("figure_registry",)  # its own source only: the drawing code is in workers.figure_code
 # the code each cached stage depends on: our modules it imports, read off their sources when first
 # asked for (a build that renders one page again never asks), as FACTS_MODULES and the like
-_CLOSURES = {"FACTS_MODULES": ("facts", "config", "profiles"), "PLAYGROUND_MODULES": ("playground",),
-             "CARD_MODULES": ("card", "views")}  # the figures' code: workers.figure_code
+_CLOSURES = {"FACTS_MODULES": ("model.facts", "model.config", "model.profiles"), "PLAYGROUND_MODULES": ("playground",),
+             "CARD_MODULES": ("render.card", "render.views")}  # the figures' code: workers.figure_code
 
 
 def closure(name: str) -> tuple[str, ...]:
@@ -204,7 +204,7 @@ _CONFIGS: dict[tuple[str, bytes], SiteConfig] = {}
 
 def read_config(path: Path) -> SiteConfig:
     """load_config, once per process for the same bytes (the key and the pipeline both read site.yaml)."""
-    from .config import load_config
+    from ..model.config import load_config
 
     try:
         data = path.read_bytes()
@@ -278,12 +278,12 @@ def load_inputs(root: Path, config_path: Path | None = None, check: bool = True,
     """site.yaml and the profiles it names; check=False leaves out the checks `validate` runs on what the
     pages need (a build skips them only when these exact bytes passed them before: see numbers_stage).
     With a cache, the authored rounds the checks run are kept (memo), and the facts reuse them."""
-    from .profiles import load_profiles
+    from ..model.profiles import load_profiles
 
     config = read_config(config_path or root / "data" / "site.yaml")
     profiles = load_profiles(Path(config.source).parent / config.profiles)
     if check:
-        from .requirements import check_profiles
+        from ..model.requirements import check_profiles
 
         # the same checks `validate` runs
         check_profiles(profiles, config.seeds.authored_round, memo(cache) if cache is not None else None)
@@ -321,8 +321,8 @@ def analysed(config: SiteConfig, profiles: Profiles, cache: Cache, report: Repor
     if hit is not None:
         report.facts_reused = True
         return hit
-    from . import analysis
-    from .facts import build_facts
+    from ..model import analysis
+    from ..model.facts import build_facts
 
     facts = build_facts(profiles, config, memo(cache))
     numbers = analysis.numbers_table(profiles, config.seeds.authored_round, [p.authored_round for p in facts.profiles])
@@ -337,7 +337,7 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
     the function returned waits for them and prices the rounds under the cost model."""
     if "playground" not in (*config.pages, *config.appendix):
         return lambda: None
-    from .playground.ngram import KINDS
+    from ..playground.ngram import KINDS
 
     settings = config.playground
     base = Path(config.source).parent
@@ -361,7 +361,7 @@ def playground(config: SiteConfig, profiles: Profiles, cache: Cache, stage: Figu
 
     def finish() -> dict:
         nonlocal data
-        from .playground import assemble, repriced
+        from ..playground import assemble, repriced
 
         if data is None:
             parts = [f.result() for f in futures] if futures is not None else [playground_kind(*job) for job in jobs]
@@ -383,7 +383,7 @@ PLAYGROUND_ENTRY = 3  # what a playground cache entry holds (playground_kind and
 def playground_files(data: dict) -> dict[str, bytes]:
     """The files the playground page loads: each kind's models and corpus (as text and as a script), and the
     corpus's licence. They depend on the trained pairs and the corpora alone, never on the cost model."""
-    from .playground import corpus_script, models_script
+    from ..playground import corpus_script, models_script
 
     files = {}
     for kind, text in data["corpora"].items():
@@ -398,8 +398,8 @@ def playground_files(data: dict) -> dict[str, bytes]:
 def playground_kind(kind: str, settings, base: str, draft_step, verify_step) -> tuple[dict, str, str | None]:
     """One kind's corpus read, its pair trained and measured, and its package's licence; runs in a worker
     when there is a pool. A failure is one line, as in the main process."""
-    from .playground import Orders, build_kind
-    from .playground.corpus import licence_text, load_sources
+    from ..playground import Orders, build_kind
+    from ..playground.corpus import licence_text, load_sources
 
     try:
         c = getattr(settings, kind)
@@ -425,7 +425,7 @@ def figure_plan(config: SiteConfig, facts: Facts, cache: Cache) -> tuple[FigureR
     hit = cache.load("figure-plan", key)
     if hit is not None:
         return hit
-    from .figure_registry import jobs
+    from ..render.figure_registry import jobs
 
     plan = tuple(job.ref for job in jobs(facts))
     cache.store("figure-plan", key, plan)
@@ -440,7 +440,7 @@ TAGLINE = "A small draft proposes, the target checks, and the output keeps the t
 
 def card_inputs(config: SiteConfig, facts: Facts) -> dict:
     """The card shows each profile's authored round as it ends: the chips the stepper's last frame shows."""
-    from .views import round_view
+    from ..render.views import round_view
 
     rounds = []
     for p in facts.profiles:
@@ -458,7 +458,7 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
     hit = cache.load("card", key)
     if hit is not None:
         return hit
-    from .card import social_card as draw_card
+    from ..render.card import social_card as draw_card
 
     png = draw_card(**card_inputs(config, facts))
     cache.store("card", key, png)
@@ -487,13 +487,13 @@ class RenderInputs:
 
 def render_inputs(facts: Facts, plan: tuple[FigureRef, ...], figures: dict[str, RenderedFigure],
                   playground_data: dict | None) -> RenderInputs:
+    from ..render.whatif import editor_data
     from .publish import json_for_script
-    from .whatif import editor_data
 
     what_if = editor_data(facts)
     shown = playground_json = None
     if playground_data is not None:
-        from .playground import page_data
+        from ..playground import page_data
 
         shown = page_data(playground_data)  # what the page reads: no models, corpora or files (megabytes)
         playground_json = json_for_script(shown)
@@ -515,7 +515,7 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
     summary = {"profiles": numbers}
     playground_data = inputs.playground
     if playground_data is not None:
-        from .playground import numbers as playground_numbers
+        from ..playground import numbers as playground_numbers
 
         summary["playground"] = playground_numbers(playground_data)
     files.update(playground_files)
@@ -528,8 +528,8 @@ def numbers_files(config: SiteConfig, inputs: RenderInputs, numbers: list, code:
 
 def page_variables(config: SiteConfig, inputs: RenderInputs, pages: list[Page], info: BuildInfo) -> dict:
     """What every page, widget and the 404 page are rendered with."""
+    from ..render.views import site_view, stepper_data, stepper_profiles
     from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
-    from .views import site_view, stepper_data, stepper_profiles
 
     facts, plan = inputs.facts, inputs.plan
     site = site_view(facts, config.title, plan)
@@ -563,7 +563,7 @@ class PagesStage:
     bytecode cache beside the build cache)."""
 
     def __init__(self, root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache):
-        from .pages import load_pages
+        from ..render.pages import load_pages
 
         self.root, self.config, self.info, self.cache = root, config, info, cache
         self.site_src = site_src = root / "site_src"
@@ -596,7 +596,7 @@ class PagesStage:
         does not compile is left for render() to report, with its file and line."""
         import jinja2
 
-        from .pages import Markdown, environment, page_template
+        from ..render.pages import Markdown, environment, page_template
 
         _settle_compiling()
         cache, pages = self.cache, self.pages
@@ -633,7 +633,7 @@ class PagesStage:
 
     def render(self, inputs: Callable[[], RenderInputs], report: Report) -> tuple[dict[str, bytes], list[Page]]:
         """The second step: render what was not kept, keep it, and return the output files and the pages."""
-        from .pages import render_layout, render_page, use_mathml_memo
+        from ..render.pages import render_layout, render_page, use_mathml_memo
         from .publish import sitemap
 
         cache, pages, done, keys, has_404 = self.cache, self.pages, self.done, self.keys, self.has_404
@@ -692,7 +692,7 @@ def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     a cold build a helper started with the build (start_compiling) has done the compiling, so this waits for
     it. A template that does not compile is left for the pages stage to report."""
     if _settle_compiling():  # a cold build: no formula has been converted yet either
-        from .pages import markdown_renderer
+        from ..render.pages import markdown_renderer
 
         markdown_renderer()  # the renderer's imports, here rather than in the last stage
         try:
@@ -708,7 +708,7 @@ def compile_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
     bytecode = jinja_bytecode(cache)
     if bytecode is None:
         return
-    from .pages import environment, load_pages, page_template
+    from ..render.pages import environment, load_pages, page_template
 
     try:
         env = environment(root / "site_src" / "templates", bytecode)
@@ -739,7 +739,7 @@ def start_compiling(root: Path, cache: Cache, workers: int | None = None) -> Non
     except UserError:
         return
     if (workers or config.build.workers) > 1 and (root / "site_src" / "templates").is_dir() and _can_fork():
-        from . import pages  # noqa: F401  (imported once, before the fork: this process renders with it later)
+        from ..render import pages  # noqa: F401  (imported once, before the fork: this process renders with it later)
 
         _COMPILING.append(Helper(compile_pages, (root, config, cache)))
 
@@ -760,7 +760,7 @@ def _settle_compiling() -> bool:
 def render_standalone(env, name: str, variables: dict) -> bytes:
     import jinja2
 
-    from .pages import template_error
+    from ..render.pages import template_error
     try:
         return env.get_template(name).render(**variables).encode("utf-8")
     except jinja2.TemplateError as exc:
@@ -969,8 +969,8 @@ def rendered_beside(beside: Waiting, report: Report, cache: Cache) -> dict[str, 
 def _renderer_ready(root: Path, config: SiteConfig, info: BuildInfo, render_key: str, cache: Cache) -> PagesStage:
     """In the helper, before the numbers come: the renderer imported (Jinja, markdown-it, the views and with
     them the facts' classes), the pages read, the templates and memos loaded."""
-    from . import views  # noqa: F401
-    from .pages import markdown_renderer
+    from ..render import views  # noqa: F401
+    from ..render.pages import markdown_renderer
 
     markdown_renderer()  # markdown-it is imported only when asked for
     stage = PagesStage(root, config, info, render_key, cache)

@@ -27,9 +27,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .paths import CACHE as DEFAULT_DIR
+from ..paths import CACHE as DEFAULT_DIR
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
 BLOB_MIN = 256 * 1024  # a str or bytes at least this long (the corpora, the models) is kept as a blob

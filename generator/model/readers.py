@@ -16,7 +16,7 @@ from json.scanner import py_make_scanner
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from ..errors import UserError
 
 MAX_DEPTH = 64  # deepest nesting any of our files needs is about 5
 SHOWN = 60  # characters of a value quoted in a message

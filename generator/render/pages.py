@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup, escape
 
-from .engine import Verdict
-from .errors import UserError
-from .readers import load_yaml, read_text, shown
+from ..errors import UserError
+from ..model.engine import Verdict
+from ..model.readers import load_yaml, read_text, shown
 
 if TYPE_CHECKING:  # imported by markdown_renderer, when some page's text is not in the Markdown memo
     from markdown_it import MarkdownIt

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..lazy import lazy_numpy
 from .engine import REJECTED, Frame, Round, run_round
-from .lazy import lazy_numpy
 from .profiles import DataError, Profiles
 
 np = lazy_numpy(globals())

@@ -47,6 +47,6 @@ def dark(svg: str) -> str:
     def swap(m: re.Match) -> str:
         colour = m.group(0).lower()
         if colour not in DARK:
-            raise ValueError(f"figure colour {colour} has no dark counterpart in generator/palette.py")
+            raise ValueError(f"figure colour {colour} has no dark counterpart in generator/render/palette.py")
         return DARK[colour]
     return _COLOUR.sub(swap, svg)

@@ -36,7 +36,7 @@ RACY_NS = 50_000_000  # several clock ticks: a file system's times advance by a 
 COARSE_RACY_NS = 2_000_000_000  # whole-second (or FAT's two-second) time stamps
 ENV_KEYS = ("GENERATOR_SITE_URL", "SOURCE_DATE_EPOCH", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
             "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY")
-PACKAGE = os.path.dirname(os.path.realpath(__file__))
+PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 TREES = ("data", "site_src")
 
 

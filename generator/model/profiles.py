@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 from .readers import load_json, load_yaml, read_text, shown
 
 Row = tuple[Fraction, ...]

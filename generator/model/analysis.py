@@ -16,8 +16,8 @@ from fractions import Fraction
 from math import exp, lgamma, log, nan
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_numpy
 from .engine import Round, Row, excess, overlap, run_round
-from .lazy import lazy_numpy
 
 np = lazy_numpy(globals())
 
