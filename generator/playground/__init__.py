@@ -8,7 +8,6 @@ held-out text of that kind.
 from __future__ import annotations
 
 import json
-import keyword
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -207,8 +206,11 @@ def row_rate(row: dict) -> Fraction:
     return Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
 
 
+OPENING_KEYWORDS = ("return", "if", "for", "while", "elif", "raise", "assert", "yield")  # each followed by an expression
+
+
 def example_prompts(corpus: Corpus) -> list[str]:
-    """Openings of held-out paragraphs (prose) or of held-out functions, up to their body's first keyword (code)."""
+    """Openings of held-out paragraphs (prose) or of held-out lines of code up to a keyword they open with (code)."""
     prompts: list[str] = []
     if corpus.kind == PROSE:
         for paragraph in corpus.held_out.split("\n"):
@@ -219,15 +221,15 @@ def example_prompts(corpus: Corpus) -> list[str]:
                 break
         return prompts
     lines = corpus.held_out.splitlines()
-    for i, line in enumerate(lines):
-        body = lines[i + 1] if i + 1 < len(lines) else ""
-        word = body.lstrip().split(" ")[0]
-        # a function whose body opens with a keyword and a space ("return ", "if "): the prompt ends there, so
-        # the models go on writing code rather than choosing an indentation they cannot count
-        if line.lstrip().startswith("def ") and keyword.iskeyword(word) and body.lstrip() != word:
-            prompt = line + "\n" + body[:len(body) - len(body.lstrip()) + len(word) + 1]
-            if prompt not in prompts:
-                prompts.append(prompt)
+    used: set[str] = set()
+    for before, line in zip(lines, lines[1:]):
+        word = line.lstrip().split(" ")[0]
+        # a line that opens with a keyword an expression follows ("return ", "if "), after the line before it: the
+        # prompt ends there, so the models go on writing code rather than choosing an indentation they cannot count
+        code_before = before.strip() and before.strip()[0] not in "\"'#"  # not a docstring or a comment
+        if word in OPENING_KEYWORDS and line.lstrip() != word and code_before and word not in used:
+            used.add(word)
+            prompts.append(before + "\n" + line[:len(line) - len(line.lstrip()) + len(word) + 1])
         if len(prompts) == 3:
             break
     return prompts
