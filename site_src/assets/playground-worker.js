@@ -4,6 +4,7 @@
 /* global importScripts, PlaygroundCore, PlaygroundCorpora */
 "use strict";
 importScripts("playground-core.js");
+self.window = self;  // the corpus scripts add themselves to window.PlaygroundCorpora
 
 self.onmessage = (event) => {
   const { kind, orders } = event.data;
