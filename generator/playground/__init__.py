@@ -14,7 +14,15 @@ from fractions import Fraction
 from ..lazy import lazy_numpy
 from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
-from .sampler import draw, speculative_round, temper_rows
+from .sampler import (
+    apply_temperature,
+    draw,
+    expected_tvd,
+    greedy_loop_start,
+    greedy_run,
+    speculative_round,
+    temper_rows,
+)
 
 np = lazy_numpy(globals())  # numpy at first use: pricing the kept rounds again needs none
 
@@ -397,7 +405,17 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
             })
     draws = rng.random(50).tolist()
     row = target.row(contexts[0]).tolist()
+    noise = [{"row": apply_temperature(row, t), "draws": n, "expected": expected_tvd(apply_temperature(row, t), n)}
+             for t in (1.0, 0.7) for n in (100, 3000, 20000)]
+    greedy = []
+    for context in contexts:
+        for k in (1, 4):
+            text, rounds, looped = greedy_run(target, draft, context, k, 120)
+            greedy.append({"context": context, "k": k, "text": text, "rounds": len(rounds), "looped": looped,
+                           "loop_start": greedy_loop_start(context + text, len(context), target.order - 1)})
     return {
+        "noise_checks": noise,
+        "greedy_runs": greedy,
         "seed": seed,
         "models": pair,
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},

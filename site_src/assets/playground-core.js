@@ -124,15 +124,49 @@
   // progress; without a worker the page runs them in slices, yielding to the browser between slices.
   const CHUNK = 1 << 14;
 
+  // Integer keys -> counts, spread over many small Maps: a Map that grows copies all its entries at once,
+  // which in one large Map would hold the page's thread for a tenth of a second.
+  class Counts {
+    constructor() {
+      this.maps = Array.from({ length: 64 }, () => new Map());
+    }
+    add(key, by) {
+      const map = this.maps[key % 64];
+      map.set(key, (map.get(key) || 0) + by);
+    }
+    get(key) {
+      return this.maps[key % 64].get(key);
+    }
+    *entries() {
+      for (const map of this.maps) yield* map;
+    }
+    *keys() {
+      for (const map of this.maps) yield* map.keys();
+    }
+  }
+
   function* countGrams(codes, length, base) {
-    const counts = new Map();
+    const counts = new Counts();
     for (let i = 0; i + length <= codes.length; i++) {
       let key = 0;
       for (let j = 0; j < length; j++) key = key * base + codes[i + j];
-      counts.set(key, (counts.get(key) || 0) + 1);
+      counts.add(key, 1);
       if (i % CHUNK === 0) yield i / codes.length;
     }
     return counts;
+  }
+
+  // The keys of a Counts in increasing order, as a typed array (sorted numerically, and sooner than an Array).
+  function* sortedKeys(counts) {
+    let size = 0;
+    for (const map of counts.maps) size += map.size;
+    const keys = new Float64Array(size);
+    let n = 0;
+    for (const map of counts.maps) {
+      for (const key of map.keys()) keys[n++] = key;
+      yield n / size;
+    }
+    return keys.sort();
   }
 
   function discounts(counts) {
@@ -198,36 +232,40 @@
     for (let length = 0; length < order; length++) {
       yield 0.7 + (0.3 * length) / order;
       const raw = grams[length + 1];
-      const occurrences = new Map();
+      const occurrences = new Counts();
       let n = 0;
-      for (const [key, count] of raw) {
-        const ctx = Math.floor(key / base);
-        occurrences.set(ctx, (occurrences.get(ctx) || 0) + count);
-        if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
+      const here = 0.7 + (0.3 * length) / order;
+      for (const [key, count] of raw.entries()) {
+        occurrences.add(Math.floor(key / base), count);
+        if (++n % CHUNK === 0) yield here;
       }
       let pairs;
       if (length === order - 1) {
         pairs = raw;
       } else {
-        pairs = new Map();
+        pairs = new Counts();
         const modulus = base ** (length + 1);
         for (const key of grams[length + 2].keys()) {
-          const suffix = key % modulus;
-          pairs.set(suffix, (pairs.get(suffix) || 0) + 1);
-          if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
+          pairs.add(key % modulus, 1);
+          if (++n % CHUNK === 0) yield here;
         }
       }
-      const keys = Array.from(pairs.keys()).sort((a, b) => a - b);
-      yield 0.7 + (0.3 * length) / order;
-      const levelDiscounts = discounts(keys.map((k) => pairs.get(k)));
+      const keys = yield* scaled(sortedKeys(pairs), here, here);
+      const values = new Array(keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        values[i] = pairs.get(keys[i]);
+        if (++n % CHUNK === 0) yield here;
+      }
+      const levelDiscounts = discounts(values);
       const threshold = length ? minCount : 1;
       const contexts = [];
       const followers = [];
       const next = [];
       const counts = [];
       let last = -1;
-      for (const key of keys) {
-        if (++n % CHUNK === 0) yield 0.7 + (0.3 * length) / order;
+      for (let i = 0; i < keys.length; i++) {
+        if (++n % CHUNK === 0) yield here;
+        const key = keys[i];
         const ctx = Math.floor(key / base);
         if ((occurrences.get(ctx) || 0) < threshold) continue;
         if (ctx !== last) {
@@ -237,7 +275,7 @@
         }
         followers[followers.length - 1]++;
         next.push(vocab[key % base]);
-        counts.push(pairs.get(key));
+        counts.push(values[i]);
       }
       levels.push({ contexts: contexts.join(""), followers, next: next.join(""), counts, discounts: levelDiscounts });
     }

@@ -194,3 +194,60 @@ test("in greedy mode the distribution check puts every draw, both ways, on the t
   assert.equal(result.alone[top], 500);
   assert.equal(result.tvd, 0);
 });
+
+for (const kind of KINDS) {
+  const vectors = bundle.pairs[kind];
+
+  test(`${kind}: the noise baseline equals Python's expected_tvd`, () => {
+    assert.ok(vectors.noise_checks.length >= 6);
+    for (const c of vectors.noise_checks) {
+      const got = core.expectedTvd(c.row, c.draws);
+      assert.ok(Math.abs(got - c.expected) <= 1e-9 * Math.max(1, c.expected), `${c.draws} draws: ${got} vs ${c.expected}`);
+    }
+  });
+
+  test(`${kind}: greedy stops at its loop exactly where Python stops, as the page's rounds run`, () => {
+    const { target, draft, vocab } = core.loadModels(vectors.models);
+    for (const c of vectors.greedy_runs) {
+      // as playground.js's step(): rounds until 120 characters, or until the round in which the loop starts
+      let text = "";
+      let rounds = 0;
+      let looped = false;
+      const width = target.order - 1;
+      while (!looped && core.chars(text).length < 120) {
+        text += core.speculativeRound({ target, draft, vocab, context: c.context + text, k: c.k, temperature: 0, nextUniform: () => 0 }).committed;
+        rounds++;
+        looped = core.greedyLoopStart(c.context + text, core.chars(c.context).length, width) !== null;
+      }
+      assert.equal(text, c.text, JSON.stringify(c.context));
+      assert.equal(rounds, c.rounds);
+      assert.equal(looped, c.looped);
+      assert.equal(core.greedyLoopStart(c.context + text, core.chars(c.context).length, width), c.loop_start);
+    }
+  });
+}
+
+test("a run that is mostly one character repeated is named; a varied one is not", () => {
+  assert.equal(core.dominantChar("        x       "), " ");
+  assert.equal(core.dominantChar("return self._x"), null);
+  assert.equal(core.dominantChar("ab"), null);
+});
+
+test("training in steps gives the same export as training at once, and its progress only grows", () => {
+  const t = bundle.training.find((x) => x.kind === "astral");
+  const steps = core.trainPairSteps(t.text, t.orders);
+  let r = steps.next();
+  let last = 0;
+  let yields = 0;
+  while (!r.done) {
+    assert.ok(r.value >= last - 1e-12 && r.value <= 1, `progress ${r.value} after ${last}`);
+    last = r.value;
+    yields++;
+    r = steps.next();
+  }
+  assert.ok(yields > 10);
+  assert.equal(r.value.vocab, t.vocab);
+  assert.deepEqual(r.value.exports.target, t.export.target);
+  assert.deepEqual(r.value.exports.draft, t.export.draft);
+  assert.deepEqual(r.value.digests, t.digests);
+});
