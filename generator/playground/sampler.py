@@ -157,7 +157,7 @@ def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
     chars = list(text)
     seen = set()
     for t in range(prompt_length, len(chars) + 1):
-        state = "".join(chars[max(0, t - width):t])
+        state = "".join(chars[t - width if t > width else 0:t])
         if state in seen:
             return t - prompt_length
         seen.add(state)
@@ -197,7 +197,8 @@ def _mean_abs_difference(p: float, n: int) -> float:
     """E|X - Y| for X, Y independent Binomial(n, p), over the support where the pmf is not negligible."""
     mu = n * p
     spread = 12 * (n * p * (1 - p)) ** 0.5 + 12
-    lo, hi = max(0, int(mu - spread)), min(n, int(mu + spread) + 1)
+    lo = int(mu - spread) if mu > spread else 0  # the support, where the pmf is not negligible
+    hi = min(n, int(mu + spread) + 1)
     pmf = _binomial_pmf(n, p, lo, hi)
     cdf = first = result = 0.0
     for a, f in zip(range(lo, hi + 1), pmf):
