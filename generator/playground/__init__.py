@@ -324,6 +324,8 @@ def numbers(data: dict) -> dict:
             "pooled_acceptance": data["comparison"]["acceptance"][kind],
             "best_k": m["best_k"],
             "best_speedup": m["best_speedup"],
+            "best_speedup_se": m["best_speedup_se"],
+            "tied_ks": m["tied_ks"],
             "predicted_best_k": p["prediction"]["best_k"],
             "predicted_speedup_at_best_k": p["prediction"]["at_measured_best_k"],
             "digests": p["digests"],

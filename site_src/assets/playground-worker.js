@@ -20,7 +20,16 @@ self.onmessage = (event) => {
       }
       r = steps.next();
     }
-    self.postMessage({ result: r.value });
+    // the counts travel as typed arrays whose memory moves to the page rather than being copied
+    const buffers = [];
+    for (const exported of Object.values(r.value.exports)) {
+      for (const level of exported.levels) {
+        level.followers = Int32Array.from(level.followers);
+        level.counts = Int32Array.from(level.counts);
+        buffers.push(level.followers.buffer, level.counts.buffer);
+      }
+    }
+    self.postMessage({ result: r.value }, buffers);
   } catch (error) {
     self.postMessage({ error: String(error && error.message ? error.message : error) });
   }

@@ -108,7 +108,7 @@ const STEP_COLUMNS = [
 
 function stepDetail(round, number) {
   const table = el("table", { class: "pg-table pg-step-table", role: "table" });
-  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character, q the draft's` }));
+  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character (solid bar), q the draft's (outlined bar, hatched: the drafted character)` }));
   const head = el("tr", { role: "row" });
   for (const [h] of STEP_COLUMNS) head.append(el("th", { scope: "col", role: "columnheader", text: h }));
   table.append(el("thead", {}, head));
