@@ -215,7 +215,9 @@ function barChart(result, vocab, samples, width) {
     const r = Math.min(5, band * 0.14);
     shape("circle", { cx: x + band * 0.36, cy: y(b.spec), r, class: "pg-mark-spec" });
     shape("rect", { x: x + band * 0.64 - r, y: y(b.alone) - r, width: 2 * r, height: 2 * r, class: "pg-mark-alone" });
-    shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: "pg-label" }, b.label);
+    // a character in the larger monospace; "rest" in the smaller type of the axis, to fit its band
+    const words = Core.chars(b.label).length > 1;
+    shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
   });
   const table = el("table", { class: "pg-table" });
   table.append(el("caption", { text: `Next character after the prompt, ${samples.toLocaleString("en")} draws each` }));
