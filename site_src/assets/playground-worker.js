@@ -1,16 +1,17 @@
 // Trains one pair of the playground's models off the page's main thread, so the page stays responsive.
-// The page posts { kind, orders }; this worker loads the core and that corpus (plain scripts beside this
-// file), runs PlaygroundCore.trainPairSteps and posts { progress } as it goes, then { result } or { error }.
-/* global importScripts, PlaygroundCore, PlaygroundCorpora */
+// The page posts { kind, orders }; this worker loads the core, the training code and that corpus (plain
+// scripts beside this file), runs PlaygroundTrain.trainPairSteps and posts { progress } as it goes, then
+// { result } or { error }.
+/* global importScripts, PlaygroundTrain, PlaygroundCorpora */
 "use strict";
-importScripts("playground-core.js");
+importScripts("playground-core.js", "playground-train.js");
 self.window = self;  // the corpus scripts add themselves to window.PlaygroundCorpora
 
 self.onmessage = (event) => {
   const { kind, orders } = event.data;
   try {
     importScripts(`corpus/${kind}.js`);
-    const steps = PlaygroundCore.trainPairSteps(PlaygroundCorpora[kind], orders);
+    const steps = PlaygroundTrain.trainPairSteps(PlaygroundCorpora[kind], orders);
     let last = -1;
     let r = steps.next();
     while (!r.done) {

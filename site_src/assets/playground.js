@@ -456,8 +456,9 @@ function init(root) {
       } catch (error) {
         if (!(error instanceof NoWorker)) throw error;
         where = "in short slices on the page's own thread, as this browser starts no background thread for a page opened from a file";
+        await loadScript("assets/playground-train.js");
         await loadScript(`assets/corpus/${kind}.js`);
-        result = await runSliced(Core.trainPairSteps(window.PlaygroundCorpora[kind], orders), progress);
+        result = await runSliced(window.PlaygroundTrain.trainPairSteps(window.PlaygroundCorpora[kind], orders), progress);
       }
       trainProgress.value = 1;
       const lines = el("ul", { class: "pg-train-lines" });

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..", "..");
 const core = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "playground-core.js"));
+const train = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "playground-train.js"));
 
 function loadVectors() {
   let file = process.env.PLAYGROUND_VECTORS;
@@ -121,14 +122,14 @@ test("the cases cover bonuses, rejections, uncertain verdicts and greedy rounds"
 
 for (const t of bundle.training) {
   test(`${t.kind}: training in JavaScript gives the build's counts, digest and held-out bits`, () => {
-    assert.equal(core.vocabularyOf(t.text), t.vocab);
-    const { train, heldOut } = core.splitHeldOut(t.text);
+    assert.equal(train.vocabularyOf(t.text), t.vocab);
+    const { train: trainChars, heldOut } = train.splitHeldOut(t.text);
     for (const name of ["target", "draft"]) {
       const order = t.orders[name];
-      const exported = core.trainExport(train, t.vocab, order, t.orders.min_count);
-      assert.equal(core.countDigest(exported), t.digests[name], `${name} digest`);
+      const exported = train.trainExport(trainChars, t.vocab, order, t.orders.min_count);
+      assert.equal(train.countDigest(exported), t.digests[name], `${name} digest`);
       assert.deepEqual(exported, t.export[name], `${name} export`);
-      const bits = core.bitsPerChar(core.createModel(exported, t.vocab), heldOut);
+      const bits = train.bitsPerChar(core.createModel(exported, t.vocab), heldOut);
       assert.ok(Math.abs(bits - t.bits_per_char[name]) < 1e-9, `${name} bits ${bits} vs ${t.bits_per_char[name]}`);
     }
   });
@@ -138,7 +139,7 @@ test("a changed count changes the digest (negative control)", () => {
   const t = bundle.training[0];
   const changed = structuredClone(t.export.draft);
   changed.levels[1].counts[0] += 1;
-  assert.notEqual(core.countDigest(changed), t.digests.draft);
+  assert.notEqual(train.countDigest(changed), t.digests.draft);
 });
 
 test("speculative next-character draws stay close to the target's own", () => {
@@ -235,7 +236,7 @@ test("a run that is mostly one character repeated is named; a varied one is not"
 
 test("training in steps gives the same export as training at once, and its progress only grows", () => {
   const t = bundle.training.find((x) => x.kind === "astral");
-  const steps = core.trainPairSteps(t.text, t.orders);
+  const steps = train.trainPairSteps(t.text, t.orders);
   let r = steps.next();
   let last = 0;
   let yields = 0;
