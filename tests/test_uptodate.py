@@ -275,24 +275,6 @@ def test_the_memo_keeps_nothing_read_in_the_same_instant_it_changed(tmp_path, mo
     assert memo.get("k", (str(path),)) is None
 
 
-def test_the_commit_comes_from_git_once_and_from_the_memo_after(tmp_path, monkeypatch):
-    from generator.site import publish
-
-    if shutil.which("git") is None:
-        pytest.skip("needs git")
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "commit", "-q", "--allow-empty", "-m", "one")
-    expected = publish._git_log(root)
-    assert expected[0] and expected[1] == 1704164645  # GIT_COMMITTER_DATE above
-    memo = U.StatMemo(None)
-    assert publish.commit_of(root, memo) == expected
-    monkeypatch.setattr(publish, "_git_log", lambda root: pytest.fail("git was started again"))
-    assert publish.commit_of(root, memo) == expected
-    assert publish.commit_of(tmp_path / "nowhere", memo) == ("", None)  # no repository: no git at all
-
-
 def test_unchanged_output_files_are_hard_linked_and_the_previous_build_is_never_touched(tmp_path, monkeypatch):
     out = tmp_path / "build"
     files = {"index.html": b"one", "figures/manifest.json": b"{}", "assets/big.txt": b"x" * 100_000}

@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from ..model import readers
 from ..render.palette import dark as dark_svg
-from .cache import Cache, ValueMemo, digest, known_versions, module_closure, package_version, source_digest
+from .cache import Cache, digest, known_versions, module_closure, package_version, source_digest
 from .output import Staging
 from .report import BuildError, Progress, Report, _where
 from .uptodate import StatMemo, search_path
@@ -596,20 +595,11 @@ class PagesStage:
         does not compile is left for render() to report, with its file and line."""
         import jinja2
 
-        from ..render.pages import Markdown, environment, page_template
+        from ..render.pages import environment, markdown_renderer, page_template
 
-        _settle_compiling()
-        cache, pages = self.cache, self.pages
-        self.env = env = environment(self.site_src / "templates", jinja_bytecode(cache))
+        self.env = env = environment(self.site_src / "templates")
         env.filters["csp_sha256"] = csp_sha256
-        self.mathml = ValueMemo(cache, "mathml", digest(source_digest("pages"), package_version("latex2mathml")))
-        # each page's Markdown as HTML by its text after Jinja: a page whose text a number edit leaves alone
-        # is not parsed again; this build's texts and the last one's are kept (an undone edit hits too)
-        libraries = [package_version(name) for name in Markdown.LIBRARIES]
-        self.markdown_memo = ValueMemo(cache, "markdown", digest(source_digest("pages"), libraries, sys.version_info[:2]))
-        self.markdown_memo.LIMIT = 2 * len(pages)
-        self.markdown = Markdown(self.markdown_memo if cache.enabled else None)
-        self.widget_memo: list[ValueMemo] = []  # made when a page first draws the stepper: a text edit seldom does
+        self.markdown = markdown_renderer()
         self.templates: dict[str, jinja2.Template] = {}  # each page's own, by its address
         try:
             for name in ("page.html", "404.html") if self.has_404 else ("page.html",):
@@ -619,21 +609,9 @@ class PagesStage:
         except jinja2.TemplateError:
             pass
 
-    def kept_widgets(self) -> ValueMemo:
-        """The stepper's HTML (pages.KEPT_WIDGETS) by what it is drawn from, under what draws it: the
-        templates, pages.py (filters), views.py (the properties templates read) and engine.py (Verdict)."""
-        if not self.widget_memo:
-            templates = self.site_src / "templates"
-            drawn_by = [(path.relative_to(templates).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
-                        for path in sorted(templates.rglob("*")) if path.is_file()]
-            self.widget_memo.append(ValueMemo(self.cache, "widgets", digest(
-                source_digest("pages", "views", "engine"), drawn_by, package_version("jinja2"), sys.version_info[:2])))
-            self.widget_memo[0].LIMIT = 2  # this build's and the last one's: a few hundred kB each
-        return self.widget_memo[0]
-
     def render(self, inputs: Callable[[], RenderInputs], report: Report) -> tuple[dict[str, bytes], list[Page]]:
         """The second step: render what was not kept, keep it, and return the output files and the pages."""
-        from ..render.pages import render_layout, render_page, use_mathml_memo
+        from ..render.pages import render_layout, render_page
         from .publish import sitemap
 
         cache, pages, done, keys, has_404 = self.cache, self.pages, self.done, self.keys, self.has_404
@@ -641,16 +619,8 @@ class PagesStage:
         if self.rendering:
             env = self.env
             variables = page_variables(self.config, inputs(), pages, self.info)
-            use_mathml_memo(self.mathml if cache.enabled else None)  # formulas already converted: no latex2mathml
-            try:
-                for page in self.todo:
-                    render_page(page, env, self.markdown, variables, self.kept_widgets if cache.enabled else None,
-                                self.templates.get(page.url))
-            finally:
-                use_mathml_memo(None)
-            if cache.enabled:
-                for memo in (self.mathml, self.markdown_memo, *self.widget_memo):
-                    memo.save()
+            for page in self.todo:
+                render_page(page, env, self.markdown, variables, self.templates.get(page.url))
             rendered: dict[str, bytes] = {}
             for page in self.todo:
                 done[page.url] = rendered[keys[page.url]] = render_layout(page, pages, env, variables).encode("utf-8")
@@ -681,80 +651,16 @@ def render_pages(
     return PagesStage(root, config, info, render_key, cache).render(inputs, report)
 
 
-def jinja_bytecode(cache: Cache) -> Path | None:
-    """Where compiled templates are kept between builds (none without a cache)."""
-    return Path(cache.directory) / "jinja" if cache.enabled else None
-
-
 def warm_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
-    """Import the page renderer and compile every template and page into the bytecode cache, so that the pages
-    stage, which runs last and on one core, only loads them. Called while the playground's helpers train; on
-    a cold build a helper started with the build (start_compiling) has done the compiling, so this waits for
-    it. A template that does not compile is left for the pages stage to report."""
-    if _settle_compiling():  # a cold build: no formula has been converted yet either
-        from ..render.pages import markdown_renderer
+    """Import the page renderer while the playground's helpers train, so that the pages stage, which runs
+    last and on one core, does not."""
+    from ..render.pages import markdown_renderer
 
-        markdown_renderer()  # the renderer's imports, here rather than in the last stage
-        try:
-            import latex2mathml.converter  # noqa: F401
-        except ImportError:  # the first formula says so, where it is converted
-            pass
-        return
-    compile_pages(root, config, cache)
-
-
-def compile_pages(root: Path, config: SiteConfig, cache: Cache) -> None:
-    """Compile every template and page into the bytecode cache (none: nothing to keep them in)."""
-    bytecode = jinja_bytecode(cache)
-    if bytecode is None:
-        return
-    from ..render.pages import environment, load_pages, page_template
-
+    markdown_renderer()  # the renderer's imports, here rather than in the last stage
     try:
-        env = environment(root / "site_src" / "templates", bytecode)
-        env.filters["csp_sha256"] = csp_sha256
-        for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
-            env.get_template(name)
-        for page in load_pages(root / "site_src" / "pages", config.pages, config.source, config.appendix):
-            page_template(page, env)
-    except Exception:  # the pages stage meets it again and says where, in one line
+        import latex2mathml.converter  # noqa: F401
+    except ImportError:  # the first formula says so, where it is converted
         pass
-
-
-_COMPILING: list = []  # the helper start_compiling started, until it is waited for
-
-
-def start_compiling(root: Path, cache: Cache, workers: int | None = None) -> None:
-    """On a cold build (no compiled template kept yet), compile the templates and pages in a helper process
-    while this one reads and hashes the inputs, with one core idle: compiling them is about a third of the
-    pages stage, and this process is the one every later stage waits on. Nothing is started where forking
-    is not safe, with one worker, or when site.yaml does not read (the build then says why, in one line)."""
-    from .workers import Helper, _can_fork
-
-    bytecode = jinja_bytecode(cache)
-    if bytecode is None or (bytecode.is_dir() and next(bytecode.iterdir(), None) is not None):
-        return
-    try:
-        config = read_config(root / "data" / "site.yaml")
-    except UserError:
-        return
-    if (workers or config.build.workers) > 1 and (root / "site_src" / "templates").is_dir() and _can_fork():
-        from ..render import pages  # noqa: F401  (imported once, before the fork: this process renders with it later)
-
-        _COMPILING.append(Helper(compile_pages, (root, config, cache)))
-
-
-def _settle_compiling() -> bool:
-    """Wait for start_compiling's helper; whether there was one that finished."""
-    finished = False
-    while _COMPILING:
-        helper = _COMPILING.pop()
-        try:
-            helper.result()
-            finished = True
-        except Exception:  # it died: whatever it left uncompiled is compiled where it is needed
-            helper.stop()
-    return finished
 
 
 def render_standalone(env, name: str, variables: dict) -> bytes:
@@ -815,23 +721,11 @@ def build(
         gc.freeze()
     _THIS_BUILD.update(listed={}, digests={})
     try:
-        start_compiling(root, cache, workers)
         memo = uptodate.StatMemo(uptodate.memo_path(str(cache.directory)) if cache.enabled else None)
-        yaml_memo = None
-        if cache.enabled:  # parsed YAML kept by its text, under the parser's code and version
+        if cache.enabled:
             library_versions(root, memo)
-            yaml_memo = ValueMemo(cache, "yaml", digest(source_digest("readers"), package_version("pyyaml")))
-        readers.use_memo(yaml_memo)
-        try:
-            return _build(root, out, report, cache, memo, before, progress, workers)
-        finally:
-            readers.use_memo(None)
-            if yaml_memo is not None:
-                yaml_memo.save()
+        return _build(root, out, report, cache, memo, before, progress, workers)
     finally:
-        for helper in _COMPILING:
-            helper.stop()
-        _COMPILING.clear()
         _THIS_BUILD.clear()
         if frozen:  # a process that goes on (serve, tests) collects it all again
             gc.unfreeze()
@@ -843,7 +737,7 @@ def _build(root: Path, out: Path, report: Report, cache: Cache, memo: StatMemo, 
     from .publish import build_stamp
 
     used: dict[str, bytes] = {}
-    stamp = report.timed("load", lambda: build_stamp(root, memo))
+    stamp = report.timed("load", lambda: build_stamp(root))
     site, render, numbers = report.timed("load", lambda: input_digests(root, used, memo))
     key = digest(site, stamp)
     hit = cache.load("site", key)
@@ -952,7 +846,7 @@ def pages_beside(root: Path, config: SiteConfig, info: BuildInfo, render_key: st
     all: one worker, a cold build (its compiling helper is at work), or where forking is not safe."""
     from .workers import Waiting, can_fork
 
-    if (workers or config.build.workers) < 2 or _COMPILING or not can_fork() or render_key is None:
+    if (workers or config.build.workers) < 2 or not can_fork() or render_key is None:
         return None
     return Waiting(_renderer_ready, _render_beside, root, config, info, render_key, cache)
 
@@ -973,10 +867,7 @@ def _renderer_ready(root: Path, config: SiteConfig, info: BuildInfo, render_key:
     from ..render.pages import markdown_renderer
 
     markdown_renderer()  # markdown-it is imported only when asked for
-    stage = PagesStage(root, config, info, render_key, cache)
-    if stage.rendering and cache.enabled:
-        stage.kept_widgets()  # a number edit draws the stepper page again
-    return stage
+    return PagesStage(root, config, info, render_key, cache)
 
 
 def _render_beside(stage: PagesStage, inputs: RenderInputs, others: dict[str, bytes]) -> tuple:
