@@ -123,7 +123,7 @@ function stepDetail(round, number) {
     const check = round.checks[j];
     if (!check) {
       row.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "Checked" }, "not checked: an earlier character was rejected"));
-      row.append(cell(7, { class: "pg-verdict-cell" }, "\u2026 dropped"));
+      row.append(cell(7, { class: "pg-verdict-cell" }, "\u2026 dropped unverified"));
     } else {
       row.append(cell(2, { class: "pg-p" }, prob(check.p)));
       row.append(cell(3, { class: "pg-q" }, prob(check.q)));

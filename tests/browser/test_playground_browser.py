@@ -616,7 +616,8 @@ def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, 
         layout = page.evaluate("""() => {
             const box = document.querySelector('.pg-step-box');
             const b = box.getBoundingClientRect();
-            const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, r.width]; };
+            // a cell's box and whether its own text fits in it (no text cut off at its edge)
+            const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1]; };
             return {
                 scroll: box.scrollWidth, client: box.clientWidth, box: [b.left, b.right],
                 page: document.documentElement.scrollWidth,
@@ -635,7 +636,7 @@ def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, 
         for row in layout["rows"]:
             for cell in (row["verdict"], row["u"]):
                 if cell is not None:
-                    assert cell[4] > 0 and cell[0] >= left - 1 and cell[1] <= right + 1, (row, layout["box"])
+                    assert cell[4] > 0 and cell[0] >= left - 1 and cell[1] <= right + 1 and cell[5], (row, layout["box"])
             assert row["text"].strip()
             if viewport is PHONE and row["p"] is not None:
                 # stacked: the verdict sits below the numbers, on a line of its own, and the column headers are
