@@ -120,15 +120,20 @@
 
   // Counts for context lengths 0 .. order - 1, pruned like the build's (ngram.train_export).
   function* trainExportSteps(trainChars, vocabText, order, minCount) {
-    const vocab = chars(vocabText);
-    const base = vocab.length;
-    if (base ** order > Number.MAX_SAFE_INTEGER) throw new Error("order too high for exact integer keys");
-    const index = new Map(vocab.map((c, i) => [c, i]));
+    const index = new Map(chars(vocabText).map((c, i) => [c, i]));
     const codes = new Int32Array(trainChars.length);
     for (let i = 0; i < trainChars.length; i++) {
       codes[i] = index.get(trainChars[i]);
       if (i % CHUNK === 0) yield 0.05 * i / trainChars.length;
     }
+    return yield* scaled(countExportSteps(codes, vocabText, order, minCount), 0.05, 1);
+  }
+
+  // trainExportSteps on the text as vocabulary indices (a typed array: no string per character to keep).
+  function* countExportSteps(codes, vocabText, order, minCount) {
+    const vocab = chars(vocabText);
+    const base = vocab.length;
+    if (base ** order > Number.MAX_SAFE_INTEGER) throw new Error("order too high for exact integer keys");
     const grams = [];
     // counting costs in proportion to the window length: g of order (order + 1) / 2 shares
     const share = (g) => (g * (g - 1)) / (order * (order + 1));
@@ -228,29 +233,32 @@
   // the last tenth held out, the draft then the target counted, each measured on the held-out text.
   // Yields the share of the work done; returns { vocab, exports, digests, bits }.
   function* trainPairSteps(text, orders) {
-    const all = [];
-    let i = 0;
-    for (const ch of text) {  // by code point, as chars() splits
-      all.push(ch);
-      if (++i % CHUNK === 0) yield 0.03 * i / text.length;
-    }
     const seen = new Set();
-    for (let j = 0; j < all.length; j++) {
-      seen.add(all[j]);
-      if (j % CHUNK === 0) yield 0.03 + 0.02 * j / all.length;
+    let length = 0;
+    for (const ch of text) {  // by code point, as chars() splits
+      seen.add(ch);
+      if (++length % CHUNK === 0) yield 0.02 * length / text.length;
     }
     const vocab = Array.from(seen).sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).join("");
-    let cut = Math.floor(all.length * 0.9);
-    const newline = all.indexOf("\n", cut);
-    cut = newline < 0 ? all.length : newline + 1;
-    const train = all.slice(0, cut);
-    const heldOut = all.slice(cut);
+    const vocabChars = chars(vocab);
+    const index = new Map(vocabChars.map((c, i) => [c, i]));
+    const codes = new Int32Array(length);  // the text as vocabulary indices, held out part and all
+    let i = 0;
+    for (const ch of text) {
+      codes[i] = index.get(ch);
+      if (++i % CHUNK === 0) yield 0.02 + 0.03 * i / length;
+    }
+    let cut = Math.floor(length * 0.9);
+    const newline = codes.indexOf(index.get("\n") ?? -1, cut);
+    cut = newline < 0 ? length : newline + 1;
+    const train = codes.subarray(0, cut);
+    const heldOut = Array.from(codes.subarray(cut), (x) => vocabChars[x]);
     const out = { vocab, trainChars: train.length, exports: {}, digests: {}, bits: {} };
     const weight = orders.draft + orders.target;
     let from = 0.05;
     for (const name of ["draft", "target"]) {
       const span = (0.95 * orders[name]) / weight;
-      const exported = yield* scaled(trainExportSteps(train, vocab, orders[name], orders.min_count), from, from + 0.8 * span);
+      const exported = yield* scaled(countExportSteps(train, vocab, orders[name], orders.min_count), from, from + 0.8 * span);
       out.exports[name] = exported;
       out.digests[name] = countDigest(exported);
       out.bits[name] = yield* scaled(bitsPerCharSteps(createModel(exported, vocab), heldOut), from + 0.8 * span, from + span);
