@@ -196,17 +196,45 @@
     return finish(trainExportSteps(trainChars, vocabText, order, minCount));
   }
 
-  // FNV-1a (32-bit) over the counts in ngram.count_digest's canonical text form.
-  function countDigest(exported) {
-    const parts = [String(exported.order), String(exported.min_count)];
-    for (const level of exported.levels) {
-      parts.push(level.contexts, level.followers.join(","), level.next, level.counts.join(","));
-    }
-    const bytes = new TextEncoder().encode(parts.join("|"));
+  // FNV-1a (32-bit) over the counts in ngram.count_digest's canonical text form: the parts joined by "|",
+  // each list of numbers joined by ",". Fed piece by piece (yielding between pieces), never as one string.
+  function* digestSteps(exported) {
+    const encoder = new TextEncoder();
     let h = 0x811c9dc5;
-    for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+    const feed = (text) => {
+      for (const byte of encoder.encode(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+    };
+    function* text(value) {  // by code points, so that no surrogate pair is cut in two
+      const all = chars(value);
+      for (let i = 0; i < all.length; i += CHUNK) {
+        feed(all.slice(i, i + CHUNK).join(""));
+        yield 0;
+      }
+    }
+    function* numbers(list) {
+      for (let i = 0; i < list.length; i += CHUNK) {
+        feed((i ? "," : "") + Array.prototype.join.call(list.slice(i, i + CHUNK), ","));
+        yield 0;
+      }
+    }
+    feed(`${exported.order}|${exported.min_count}`);
+    for (const level of exported.levels) {
+      feed("|");
+      yield* text(level.contexts);
+      feed("|");
+      yield* numbers(level.followers);
+      feed("|");
+      yield* text(level.next);
+      feed("|");
+      yield* numbers(level.counts);
+    }
     return h.toString(16).padStart(8, "0");
   }
+
+  function countDigest(exported) {
+    return finish(digestSteps(exported));
+  }
+
 
   // Cross-entropy on held-out characters, each predicted from the text before it.
   function* bitsPerCharSteps(model, heldOutChars) {
@@ -260,7 +288,7 @@
       const span = (0.95 * orders[name]) / weight;
       const exported = yield* scaled(countExportSteps(train, vocab, orders[name], orders.min_count), from, from + 0.8 * span);
       out.exports[name] = exported;
-      out.digests[name] = countDigest(exported);
+      out.digests[name] = yield* scaled(digestSteps(exported), from + 0.8 * span, from + 0.8 * span);
       out.bits[name] = yield* scaled(bitsPerCharSteps(createModel(exported, vocab), heldOut), from + 0.8 * span, from + span);
       from += span;
     }
