@@ -96,18 +96,20 @@ def test_a_one_page_text_edit_renders_that_page_alone_without_numpy_or_matplotli
 def test_a_draft_step_edit_draws_no_round_and_imports_no_numpy(built, tmp_path, tmp_path_factory):
     """The cost model prices rounds but decides none: the authored and seeded rounds, the error slopes and the
     playground's measured rounds are kept under what they depend on, so a draft-step edit (the bench's
-    one-number edit; values no other test writes) reprices them and renders every page without numpy.
-    Negative control: the same edit with the cache's kept rounds removed draws them again, with numpy."""
+    one-number edit; values no other test writes) reprices them and renders every page without numpy's random
+    generators (the figures that show the draft step are redrawn, and matplotlib brings numpy itself).
+    Negative control: the same edit with the cache's kept rounds removed draws them again, with numpy.random."""
     root = copy_project(tmp_path / "p")
     cache_dir = tmp_path_factory.getbasetemp() / "generator-cache"
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "2/19"')
-    (pages, reused), numpy = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered", "facts_reused"), ("numpy",))
+    (pages, reused), numpy = fresh_build(root, tmp_path / "out", cache_dir, ("pages_rendered", "facts_reused"),
+                                       ("numpy.random",))
     assert pages > 1 and reused is False and numpy == []
     folder = tmp_path / "cache"  # negative control: no kept rounds (nor the finished facts, pages and site)
     shutil.copytree(cache_dir, folder, ignore=shutil.ignore_patterns(
         "authored-round", "seeded-rounds", "facts", "numbers", "render-inputs", "pages", "site"))
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "2/19"', '"draft_step": "2/17"')
-    assert fresh_build(root, tmp_path / "out", folder, (), ("numpy",))[1] == ["numpy"]
+    assert fresh_build(root, tmp_path / "out", folder, (), ("numpy.random",))[1] == ["numpy.random"]
 
 
 def test_a_number_edit_renders_the_pages_in_a_helper_that_got_ready_meanwhile(built, tmp_path, tmp_path_factory):

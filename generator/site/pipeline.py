@@ -453,7 +453,7 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
     card is kept never imports the views) and the code that draws it."""
     shown = [(p.id, p.name, p.authored_round) for p in facts.profiles]
     key = digest("card", config.title, TAGLINE, shown, facts.tokens, source_digest(*closure("CARD_MODULES")),
-                 package_version("pillow"), package_version("matplotlib"))  # Pillow draws in matplotlib's fonts
+                 package_version("matplotlib"), package_version("pillow"))  # matplotlib draws it; Pillow writes the PNG
     hit = cache.load("card", key)
     if hit is not None:
         return hit

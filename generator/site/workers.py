@@ -1,7 +1,7 @@
 """The figure stage (draw what the cache lacks) and the helpers that run slow work beside the build.
 
-Figures are drawn here, in this process: svgchart.py writes each in a few milliseconds, less than
-starting a process would cost. The playground's training is the slow part of a cold build; each of
+Figures are drawn here, in this process (matplotlib, about a tenth of a second each; the cache keeps
+them). The playground's training is the slow part of a cold build; each of
 its two kinds runs in a helper, a forked process that starts with our modules already imported,
 while this process analyses, draws and renders. A helper ends as soon as the build that started it
 is gone.
@@ -33,22 +33,20 @@ class RenderedFigure:
 
 
 def figure_code() -> str:
-    """The drawing code's identity: figures.py and what it imports (svgchart.py, the glyph widths, the palette)."""
+    """The drawing code's identity: figures.py and what it imports (its words, the palette)."""
     return digest(source_digest(*module_closure("render.figures")))
 
 
 def draw(job: FigureJob) -> tuple[str, str, str, str] | str:
-    """Draw one figure. A failure comes back as its one-line message, not a traceback."""
-    from ..render.figures import Collision
+    """Draw one figure (render.figures.draw). A failure comes back as its one-line message, not a traceback."""
+    from ..render.figures import FigureError
+    from ..render.figures import draw as draw_figure
 
     try:
-        f = job.draw(**job.kwargs)
-    except Collision as exc:  # a drawing whose labels collide: the figure code must lay it out differently
-        return f"generator/render/figures.py: {exc}"
-    except Exception as exc:
-        where = _where(exc) or "generator/render/figures.py: "
-        return f"{where}{job.ref.function}({job.name!r}) failed: {type(exc).__name__}: {exc}"
-    return (f.name, f.svg, f.alt, f.caption)
+        name, svg, _dark, alt, caption = draw_figure(job)  # the dark variant is palette.dark(svg): made again below
+    except FigureError as exc:
+        return str(exc)
+    return (name, svg, alt, caption)
 
 
 ORPHAN_CHECK_SECONDS = 0.2
