@@ -16,6 +16,7 @@ import generator.playground as pg
 from generator.model.analysis import leviathan_speedup
 from generator.playground.ngram import CODE, KINDS
 from generator.playground.sampler import expected_tvd, greedy_loop_start, greedy_run, target_alone
+from generator.render.decimals import fixed, pct, times
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_CODE_SHARE = 0.6  # issue 27: at least 60% of greedy output on a code example prompt is not whitespace
@@ -81,9 +82,9 @@ def test_the_closed_form_column_uses_each_row_s_own_rate(page, data):
         for (k, row_html), row in zip(rows, data["pairs"][kind]["measurements"]["per_k"]):
             rate = Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
             shown_rate = text_of(re.findall(r"<td[^>]*>(.*?)</td>", row_html, re.S)[0])
-            assert shown_rate == f"{float(rate) * 100:.1f}%"
+            assert shown_rate == pct(rate, 1)
             cells = re.findall(r"<td[^>]*>(.*?)</td>", row_html, re.S)
-            assert text_of(cells[-1]) == f"{float(leviathan_speedup(rate, int(k), c)):.2f}\u00d7"
+            assert text_of(cells[-1]) == times(float(leviathan_speedup(rate, int(k), c)))
         # a negative control: the K = 1 rate would not give the column at every K
         first = data["pairs"][kind]["prediction"]["speedup_by_k"]
         assert first != data["pairs"][kind]["prediction"]["speedup_at_row_rate"]
@@ -100,11 +101,11 @@ def test_ties_are_stated_with_standard_errors(page, data):
         for row in m["per_k"]:
             limit = 2 * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5
             assert (row["k"] in m["tied_ks"]) == (best["speedup"] - row["speedup"] < limit), row
-            assert f"{row['speedup']:.3f}\u00d7 \u00b1 {row['speedup_se']:.3f}" in text
+            assert f"{times(row['speedup'], 3)} \u00b1 {fixed(row['speedup_se'], 3)}" in text
         others = [k for k in m["tied_ks"] if k != m["best_k"]]
         if others:
             said = re.search(rf"K = {m['best_k']} for {kind} \((.*?)\)", text).group(1)
-            assert f"{m['best_speedup']:.3f}\u00d7 \u00b1 {m['best_speedup_se']:.3f}" in said
+            assert f"{times(m['best_speedup'], 3)} \u00b1 {fixed(m['best_speedup_se'], 3)}" in said
             assert "tied within two standard errors with K = " in said
             assert all(str(k) in said.split("with K = ")[1] for k in others)
             for k in others:
@@ -129,11 +130,11 @@ def test_the_closeness_sentence_says_how_far_the_prediction_lies_below_the_measu
         said = text_of(re.search(rf'<li data-kind="{kind}">(.*?)</li>', page, re.S).group(1))
         share = abs(predicted - measured) / measured
         word = "below" if predicted < measured else "above"
-        assert f"{share * 100:.1f}% {word} the measured value" in said, said
+        assert f"{pct(share, 1)} {word} the measured value" in said, said
         # the old wording's number, the measured value's excess over the prediction, is not the one shown
         wrong = abs(measured - predicted) / predicted
-        if f"{wrong * 100:.1f}" != f"{share * 100:.1f}":
-            assert f"{wrong * 100:.1f}%" not in said
+        if pct(wrong, 1) != pct(share, 1):
+            assert pct(wrong, 1) not in said
 
 
 # --- greedy code is code ---------------------------------------------------------------------------

@@ -346,8 +346,10 @@ def compare_kinds(measurements: dict) -> dict:
     every_k = all(h["acceptance"] > lo["acceptance"] for h, lo in by_k)
     # The page prints both rates to a tenth of a percent; the gap is their difference as printed, in percentage
     # points, so a reader who subtracts the two figures shown gets the gap shown.
-    shown = {kind: float(f"{rate * 100:.1f}") for kind, rate in pooled.items()}
-    gap = round(shown[higher] - shown[lower], 1) / 100
+    from ..render.decimals import rounded  # the pages' one rounding rule
+
+    shown = {kind: rounded(rate * 100, 1) for kind, rate in pooled.items()}  # tenths of a percent
+    gap = (shown[higher] - shown[lower]) / 1000
     rounds = sum(row["rounds"] for row in next(iter(measurements.values()))["per_k"])
     return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": gap, "higher_at_every_k": every_k,
             "rounds": rounds}

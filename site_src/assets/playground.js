@@ -36,12 +36,14 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-const fixed = (x, digits) => Number(x).toFixed(digits);
+// Every decimal goes through the site's one rounding rule (decimals.js: half away from zero, as the
+// page's Python-printed numbers).
+const fixed = (x, digits) => window.Decimals.fixed(Number(x), digits);
 // A probability to three decimals, or to two significant digits when it is smaller than that shows:
 // a character the draft proposed never reads q = 0.000.
-const prob = (x) => (x > 0 && x < 0.0005 ? Number(x).toPrecision(2) : fixed(x, 3));
+const prob = (x) => (x > 0 && x < 0.0005 ? fixed(x, 1 - Math.floor(Math.log10(x))) : fixed(x, 3));
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-const percent = (x) => `${(100 * x).toFixed(1)}%`;
+const percent = (x) => window.Decimals.pct(Number(x), 1);
 
 // Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
 const loaded = new Map();
@@ -204,7 +206,7 @@ function barChart(result, vocab, samples, width) {
   for (let v = 0; v <= top + 1e-9; v += step) {
     const ty = y(v);
     shape("line", { x1: plotLeft, x2: plotLeft + room, y1: ty, y2: ty, class: v === 0 ? "pg-axis" : "pg-grid" });
-    shape("text", { x: plotLeft - 6, y: ty + 4, "text-anchor": "end", class: "pg-tick" }, v.toFixed(step < 0.1 ? 2 : 1));
+    shape("text", { x: plotLeft - 6, y: ty + 4, "text-anchor": "end", class: "pg-tick" }, fixed(v, step < 0.1 ? 2 : 1));
   }
   shape("line", { x1: plotLeft, x2: plotLeft, y1: plotTop, y2: bottom, class: "pg-axis" });
   shape("text", { x: plotLeft, y: bottom + 40, class: "pg-tick" }, "next character (share of draws or probability)");
@@ -495,7 +497,7 @@ function init(root) {
   }
 
   kInput.addEventListener("input", () => { kOut.value = kInput.value; reset(); announce(`K is ${kInput.value}. Output cleared.`); });
-  tInput.addEventListener("input", () => { tOut.value = Number(tInput.value).toFixed(1); });
+  tInput.addEventListener("input", () => { tOut.value = fixed(tInput.value, 1); });
   form.addEventListener("change", (event) => {
     if (event.target.name === "pg-mode") {
       tInput.disabled = mode() === "greedy";
@@ -528,7 +530,7 @@ function init(root) {
     });
   }
   kOut.value = kInput.value;
-  tOut.value = Number(tInput.value).toFixed(1);
+  tOut.value = fixed(tInput.value, 1);
   showExamples();
   root.querySelector(".pg-widget").hidden = false;
   for (const node of root.querySelectorAll(".pg-nojs")) node.hidden = true;

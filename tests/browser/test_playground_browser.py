@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import require_chromium, serve, shared_tab, turn
+from generator.render.decimals import pct, times
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_BUDGET = 1_500_000  # bytes: everything the page loads by default (HTML, CSS, JS, the prose models), uncompressed
@@ -258,12 +259,12 @@ def test_the_prediction_table_puts_the_closed_form_beside_the_measured_numbers(p
     for kind in facts["kinds"]:
         p = facts["pairs"][kind]
         cells = page.locator(f'#pg-prediction tr[data-kind="{kind}"] td').all_inner_texts()
-        assert cells[0] == f"{100 * p['prediction']['alpha']:.1f}%"
+        assert cells[0] == pct(p["prediction"]["alpha"], 1)
         assert cells[1] == str(p["measurements"]["best_k"]) and cells[3] == str(p["prediction"]["best_k"])
-        assert cells[4] == f"{p['prediction']['at_measured_best_k']:.2f}\u00d7"
+        assert cells[4] == times(p["prediction"]["at_measured_best_k"])
         said = page.locator(f'.pg-closeness li[data-kind="{kind}"]').inner_text()
         gap = abs(p["prediction"]["relative_gap"])
-        assert f"measured {p['measurements']['best_speedup']:.2f}\u00d7" in said and f"{100 * gap:.1f}%" in said, said
+        assert f"measured {times(p['measurements']['best_speedup'])}" in said and pct(gap, 1) in said, said
 
 
 def test_generate_writes_marked_text_and_every_panel_agrees(page, origin, generate_chars):
