@@ -16,10 +16,9 @@ from fractions import Fraction
 from math import exp, lgamma, log, nan
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_numpy
-from .engine import Round, Row, excess, overlap, run_round
+import numpy as np
 
-np = lazy_numpy(globals())
+from .engine import Round, Row, excess, overlap, run_round
 
 # --- exact -----------------------------------------------------------------------------------
 

@@ -68,11 +68,6 @@ class WhatIf:
 
 
 @dataclass(frozen=True)
-class Build:
-    workers: Small = 2  # processes a build runs at once: above 1, the playground trains in helpers and a number edit renders its pages in one
-
-
-@dataclass(frozen=True)
 class RooflineSource:
     label: str
     url: str = ""
@@ -130,7 +125,6 @@ class SiteConfig:
     playground: Playground = field(default_factory=Playground)
     speedup: Speedup = field(default_factory=Speedup)
     what_if: WhatIf = field(default_factory=WhatIf)
-    build: Build = field(default_factory=Build)
     source: str = "<defaults>"
 
     def profiles_path(self) -> Path:
@@ -175,7 +169,7 @@ def _build(cls, raw: Any, source: str, where: str):
 
 
 _NESTED = {"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
-           "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+           "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from . import analysis
 from .analysis import ConvergenceCase, PositionCheck
 from .config import RooflineSource, SiteConfig
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS, authored_rounds
-
-np = lazy_numpy(globals())
 
 
 @dataclass(frozen=True)

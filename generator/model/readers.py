@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import pickle
 from json.decoder import JSONObject
 from json.scanner import py_make_scanner
 from pathlib import Path
@@ -112,8 +111,7 @@ def _read_text(path: Path, what: str) -> str:
 
 @functools.cache
 def _strict_loader() -> type:
-    """The loader class, made at the first YAML this process parses: a build whose YAML is all in the
-    memo (use_memo) never imports PyYAML."""
+    """The loader class, made at the first YAML this process parses."""
     import yaml
     from yaml.events import AliasEvent
     from yaml.nodes import MappingNode, ScalarNode
@@ -180,40 +178,12 @@ def _join(path: list[str]) -> str:
     return out
 
 
-_MEMO = None  # text -> pickled value, across builds (build.py installs a cache.ValueMemo); None: parse
-
-
-_UNKEPT: dict[str, bytes] = {}  # parsed while no memo was installed (a cold build reads site.yaml first)
-
-
-def use_memo(memo) -> None:
-    """Parse results kept by the text parsed (the value depends on nothing else; messages, which name the
-    source, are never kept), so a build that reads the same site.yaml and front matter again parses nothing.
-    What was parsed before the memo was installed goes into it too."""
-    global _MEMO
-    _MEMO = memo
-    if memo is not None:
-        for text, kept in _UNKEPT.items():
-            memo.put(text, kept)
-    _UNKEPT.clear()
-
-
 def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
     """One YAML document; `first_line` is the file line the text starts on (front matter starts on line 2)."""
-    memo = _MEMO
-    if memo is not None:
-        kept = memo.get(text)
-        if kept is not None:
-            return pickle.loads(kept)  # a fresh copy: callers may change what they get
     try:
-        value = _load_yaml(text, source, first_line)
+        return _load_yaml(text, source, first_line)
     except InputError as exc:
         raise _as(error, exc) from None
-    if memo is not None:
-        memo.put(text, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    elif len(_UNKEPT) < 64:
-        _UNKEPT[text] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return value
 
 
 def _load_yaml(text: str, source: str, first_line: int) -> Any:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from .engine import REJECTED, Frame, Round, run_round
 from .profiles import DataError, Profiles
-
-np = lazy_numpy(globals())
 
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
 # The facts layer finds them with these same rules, so the check and the pages cannot drift apart.

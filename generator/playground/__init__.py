@@ -11,12 +11,11 @@ import json
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
-
-np = lazy_numpy(globals())  # numpy at first use: pricing the kept rounds again needs none
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2

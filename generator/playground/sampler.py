@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from ..model.engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
-
-np = lazy_numpy(globals())
 
 __all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw"]
 

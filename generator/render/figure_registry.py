@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
-from ..site.cache import digest
+from ..digest import digest
 
 if TYPE_CHECKING:
     from . import figures

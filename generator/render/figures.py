@@ -25,6 +25,7 @@ import itertools
 import math
 import re
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -1005,3 +1006,24 @@ def timeline(
         + "; ".join(f"{label[:1].lower() + label[1:]} commits {_count(len(toks))}" for label, toks in rounds) + "."
     )
     return Figure(name, svg, alt, caption)
+
+
+# --- the one entry point the build calls ---------------------------------------------------------
+
+
+class FigureError(Exception):
+    """A figure that could not be drawn, as one line."""
+
+
+def draw(job) -> tuple[str, str, str, str, str]:
+    """Draw one figure_registry.FigureJob: (name, light SVG, dark SVG, alt text, caption)."""
+    from .palette import dark
+
+    try:
+        f = getattr(sys.modules[__name__], job.ref.function)(**job.kwargs)
+    except Collision as exc:  # a drawing whose labels collide: the figure code must lay it out differently
+        raise FigureError(f"generator/render/figures.py: {exc}") from None
+    except Exception as exc:
+        raise FigureError(f"generator/render/figures.py: {job.ref.function}({job.name!r}) failed: "
+                          f"{type(exc).__name__}: {exc}") from None
+    return (f.name, f.svg, dark(f.svg), f.alt, f.caption)

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from ..model import analysis
 from ..model.engine import Row, accept_probability, residual
 from ..model.profiles import CostModel
-
-np = lazy_numpy(globals())  # the parity vectors' seeded draws only: the page's data needs none
 
 # The sizes a what-if state may have; what-if-core.js holds the same numbers and the vectors check it.
 MIN_TOKENS, MAX_TOKENS = 2, 8

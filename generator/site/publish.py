@@ -79,29 +79,13 @@ def source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def commit_of(root: Path, memo=None) -> tuple[str, int | None]:
-    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout.
-
-    HEAD is first read from the .git files (uptodate.head_commit): with no repository above `root`, git
-    is not started at all; with a memo (uptodate.StatMemo) that already holds that commit's time (a
-    commit never changes), neither. Otherwise `git log` decides, as before."""
-    from .uptodate import head_commit
-
-    head = head_commit(str(root))
-    if head == "":
-        return "", None
-    if head and memo is not None:
-        known = memo.get(("commit-time", head), ())
-        if known is not None:
-            return head, known
-    found = _git_log(root)
-    if head and memo is not None and found[0] == head and found[1] is not None:
-        memo.put(("commit-time", head), memo.before(()), found[1])
-    return found
+def commit_of(root: Path) -> tuple[str, int | None]:
+    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout."""
+    return _git_log(root)
 
 
 def _git_log(root: Path) -> tuple[str, int | None]:
-    import subprocess  # here: a build whose commit the memo knows never starts git
+    import subprocess
 
     try:
         done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H %ct"],
@@ -112,10 +96,10 @@ def _git_log(root: Path) -> tuple[str, int | None]:
     return (m.group(1), int(m.group(2))) if m else ("", None)
 
 
-def build_stamp(root: Path, memo=None) -> tuple[str, str, int | None]:
+def build_stamp(root: Path) -> tuple[str, str, int | None]:
     """What a build's output depends on beyond its files: the address override, the date and the commit.
     Part of the site's cache key, so a build with another address or commit is never served from cache."""
-    commit, commit_time = commit_of(root, memo)
+    commit, commit_time = commit_of(root)
     epoch = source_date_epoch()
     return os.environ.get(SITE_URL_ENV, "").strip(), commit, epoch if epoch is not None else commit_time
 
