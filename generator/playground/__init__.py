@@ -13,7 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
+from ..model.analysis import best_draft_length, leviathan_speedup
+from ..model.montecarlo import row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import draw, speculative_round, temper_rows
 
@@ -63,7 +64,7 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
 
 def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
              rng: np.random.Generator, replacement_rule=None):
-    """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
+    """Rounds from each context row through the site's one vectorised simulator (montecarlo.simulate_batch)."""
     return simulate_tempered(tempered(target, temperature), tempered(draft, temperature), contexts, k, rng,
                              replacement_rule)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model import analysis
+from ..model import analysis, convergence
 from ..model.engine import Row, accept_probability, residual
 from ..model.profiles import CostModel
 
@@ -101,7 +101,7 @@ def _scatter(rng: np.random.Generator, row: Row) -> list[str]:
 def _random_case(rng: np.random.Generator, index: int, vocab: int, k: int) -> dict:
     denominator = int(rng.choice(DENOMINATORS))
     agreement = Fraction(int(rng.integers(0, 5)), 4)
-    target, draft = analysis.random_profile(rng, vocab, k, agreement, denominator)
+    target, draft = convergence.random_profile(rng, vocab, k, agreement, denominator)
     if index % 3 == 1:  # a second denominator in the draft: rows whose entries do not share one
         other = int(rng.choice(DENOMINATORS))
         draft = tuple(analysis.random_rational_row(rng, vocab, other) for _ in range(k))

@@ -20,8 +20,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..model.analysis import ConvergenceCase
 from ..model.config import SiteConfig, load_config
+from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts, FigureRef
 from ..model.profiles import Profiles, load_profiles
 from .cache import PACKAGE, Cache, library_version
@@ -50,9 +50,8 @@ def build(root: Path, out: Path, *, clean: bool = False, cache: Cache | None = N
     if clean:
         cache.clear()
     report = Report(cache=cache)
-    config = report.timed("load", lambda: load_config(root / "data" / "site.yaml"))
     report.timed("load", lambda: refuse_links_out(root))
-    profiles = report.timed("load", lambda: load_checked_profiles(config))
+    config, profiles = report.timed("load", lambda: load_inputs(root))
     facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache))
     playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
@@ -91,13 +90,14 @@ def refuse_links_out(root: Path) -> None:
                                      "copy the file into the project instead")
 
 
-def load_checked_profiles(config: SiteConfig) -> Profiles:
-    """The profiles site.yaml names, with the checks `validate` runs on what the pages need."""
+def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
+    """site.yaml, read once, and the profiles it names, with the checks `validate` runs on what the pages need."""
     from ..model.requirements import check_profiles
 
+    config = load_config(root / "data" / "site.yaml")
     profiles = load_profiles(config.profiles_path())
     check_profiles(profiles, config.seeds.authored_round)
-    return profiles
+    return config, profiles
 
 
 def build_info_of(root: Path, config: SiteConfig):
