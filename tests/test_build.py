@@ -120,14 +120,14 @@ def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, w
 
 def test_a_rebuild_with_nothing_changed_computes_nothing_and_writes_the_same_bytes(site, tmp_path, warm_cache,
                                                                                    monkeypatch):
-    import generator.model.montecarlo
+    import generator.model.convergence
     import generator.playground
     import generator.render.figures
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the Monte Carlo ran again, a figure was drawn again or the playground trained again")
 
-    monkeypatch.setattr(generator.model.montecarlo, "convergence_suite", forbidden)
+    monkeypatch.setattr(generator.model.convergence, "convergence_suite", forbidden)
     monkeypatch.setattr(generator.render.figures, "draw", forbidden)
     monkeypatch.setattr(generator.playground, "build_kind", forbidden)
     report = B.build(site[0], tmp_path / "out", cache=warm_cache)
@@ -151,7 +151,8 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, warm_
 
 def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_identity_check_or_playground_round(
         project, warm_cache, monkeypatch):
-    import generator.model.montecarlo
+    import generator.model.analysis
+    import generator.model.convergence
     import generator.playground
 
     def forbidden(*args, **kwargs):
@@ -161,8 +162,8 @@ def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_iden
     text = path.read_text()
     assert '"draft_step": "1/10"' in text
     path.write_text(text.replace('"draft_step": "1/10"', '"draft_step": "1/9"'))
-    for name in ("convergence_suite", "random_identity_pairs"):
-        monkeypatch.setattr(generator.model.montecarlo, name, forbidden)
+    monkeypatch.setattr(generator.model.convergence, "convergence_suite", forbidden)
+    monkeypatch.setattr(generator.model.analysis, "random_identity_pairs", forbidden)
     for name in ("build_playground", "build_kind"):
         monkeypatch.setattr(generator.playground, name, forbidden)
     B.build(project, project / "build", cache=warm_cache)
