@@ -5,11 +5,12 @@ import argparse
 import importlib
 import os
 import sys
+from types import MappingProxyType
 
 from . import __version__
 from .errors import UserError
 
-VERBS = {
+VERBS = MappingProxyType({
     "validate": "check a profiles file and report the first problem in it",
     "numbers": "print each draft profile's exact acceptance rates, round lengths and speedup",
     "build": "build the site into build/",
@@ -17,7 +18,7 @@ VERBS = {
     "check": "check a built site: links, anchors, assets, HTML, alt text, nothing from another origin",
     "compare": "write a review page of the figures and page text that differ between two builds",
     "bench": "time cold, no-change, one-page-edit and one-number-edit builds, as ratios to mkdocs when installed",
-}
+})
 
 
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:

@@ -153,7 +153,6 @@ RANGES = {
     "a zero parameter count": ("parameters: 7.0e9", "parameters: 0", "roofline.parameters"),
     "a negative byte width": ("bytes_per_parameter: 2", "bytes_per_parameter: -2", "roofline.bytes_per_parameter"),
     "no positions": ("max_positions: 512", "max_positions: 0", "roofline.max_positions"),
-    "a thousand workers": ("workers: 2", "workers: 1000", "build.workers"),
     "parameters whose product overflows": ("parameters: 7.0e9", "parameters: 1.0e300", "roofline.parameters"),
     "a speedup curve a million long": ("max_k: 16", "max_k: 1000000", "speedup.max_k"),
     "a speedup alpha of 1": ("alphas: [1/2, 7/10, 4/5, 9/10]", "alphas: [1/2, 7/10, 4/5, 1]", "speedup.alphas[3]"),

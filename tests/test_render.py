@@ -173,81 +173,6 @@ def test_which_formulas_are_renumbered_and_which_are_converted(earlier, new, reu
     assert got is None or got == convert(new, display="inline")
 
 
-# --- the Markdown memo: each page's HTML kept by its text after Jinja -----------------------------
-
-MEMO_PAGE = """## Acceptance
-
-The rule: accept $x$ with probability $\\min\\left(1, \\frac{p(x)}{q(x)}\\right)$.[^why]
-
-| token | p | q |
-| --- | --- | --- |
-| the | 1/2 | 1/4 |
-
-$$E[N] = \\frac{1 - a^{k+1}}{1 - a}$$
-
-### A detail
-
-See [the source](https://example.org/paper).
-
-[^why]: Because the residual makes up the rest.
-"""
-
-
-def markdown_memo(cache_dir: Path):
-    from generator.site.cache import Cache, ValueMemo
-
-    return ValueMemo(Cache(cache_dir), "markdown", "test")
-
-
-def test_a_text_kept_in_the_markdown_memo_comes_back_as_a_fresh_render_makes_it_without_markdown_it(tmp_path):
-    from generator.render.pages import Markdown
-
-    fresh = render_markdown(markdown_renderer(), MEMO_PAGE)
-    memo = markdown_memo(tmp_path)
-    assert Markdown(memo).render(MEMO_PAGE) == fresh
-    memo.save()
-    again = Markdown(markdown_memo(tmp_path))  # a later build: the memo read back from the cache
-    html, headings = again.render(MEMO_PAGE)
-    assert again.md is None  # a hit: markdown-it was not even set up
-    assert (html, headings) == fresh and len(headings) == 2 and "<math" in html and "table-scroll" in html
-    assert headings is not fresh[1] and headings[0] is not fresh[1][0]  # a page gets headings of its own
-    # negative control: what a hit returns is what the memo holds, so the comparison above checks the memo
-    tampered = markdown_memo(tmp_path)
-    for key in list(tampered.old):
-        tampered.put(key, ("<p>tampered</p>", ((2, "x", "X"),)))
-    assert Markdown(tampered).render(MEMO_PAGE)[0] == "<p>tampered</p>"
-
-
-def test_a_changed_text_misses_the_markdown_memo(tmp_path):
-    from generator.render.pages import Markdown
-
-    memo = markdown_memo(tmp_path)
-    Markdown(memo).render(MEMO_PAGE)
-    memo.save()
-    edited = MEMO_PAGE.replace("1/4", "1/5")  # what a number edit does to a page's text
-    markdown = Markdown(markdown_memo(tmp_path))
-    html, headings = markdown.render(edited)
-    assert markdown.md is not None  # rendered, not found
-    assert (html, headings) == render_markdown(markdown_renderer(), edited)
-    assert "1/5" in html and "1/4" not in html  # negative control: the kept text's HTML would say 1/4
-
-
-def test_a_text_that_fails_is_never_kept_so_it_fails_again_with_its_message(tmp_path):
-    from generator.render.pages import Markdown, MarkupProblem, RawHtmlError
-
-    memo = markdown_memo(tmp_path)
-    for bad, error in (("Hello <script>x()</script>\n", RawHtmlError), ("A loose note.[^nope]\n", MarkupProblem)):
-        messages = []
-        for _ in range(2):
-            with pytest.raises(error) as caught:
-                Markdown(memo).render(bad)
-            messages.append(str(caught.value))
-        assert messages[0] == messages[1] and "\n" not in messages[0]
-    assert memo.new == {}
-    Markdown(memo).render(MEMO_PAGE)
-    assert len(memo.new) == 1  # negative control: a text that renders is kept, and the check above would see it
-
-
 def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_rendered_once(project, tmp_path):
     """The memo is keyed by the whole text after Jinja: a page that rendered, then gains raw HTML the allowlist
     refuses, fails with the page's file and line on that build and on the next (no failure and no earlier
@@ -298,19 +223,6 @@ def draw(env, variables, kept=None, **kwargs) -> str:
     return widgets.rendered[-1]
 
 
-@pytest.fixture
-def rows_kept(monkeypatch):
-    import generator.render.pages
-
-    monkeypatch.setitem(generator.render.pages.KEPT_WIDGETS, "rows", ("rows",))
-
-
-def widget_memo(cache_dir: Path):
-    from generator.site.cache import Cache, ValueMemo
-
-    return ValueMemo(Cache(cache_dir), "widgets", "test")
-
-
 def test_equal_values_give_equal_key_bytes_however_their_objects_are_shared():
     import pickle
 
@@ -323,35 +235,3 @@ def test_equal_values_give_equal_key_bytes_however_their_objects_are_shared():
     assert value_bytes(shared) != value_bytes((Row(label, F(1, 3)), Row(label, F(1, 2))))
     # negative control: a plain pickle writes a shared object once and refers back to it, so its bytes differ
     assert pickle.dumps(shared) != pickle.dumps(apart)
-
-
-def test_a_kept_widget_comes_back_from_the_memo_as_drawn_and_is_drawn_again_when_its_values_change(tmp_path, rows_kept):
-    env = widget_env(tmp_path)
-    variables = {"rows": (Row("the", F(1, 2)), Row("cat", F(1, 4))), "unrelated": 1}
-    fresh = draw(env, variables)
-    memo = widget_memo(tmp_path / "cache")
-    assert draw(env, variables, memo) == fresh == "<p>the: 1/2</p><p>cat: 1/4</p>"
-    memo.save()
-    later = widget_memo(tmp_path / "cache")  # the next build's memo, read back from the cache
-    env.get_template("widgets/rows.html").render = None  # a hit must not draw it: drawing now fails
-    assert draw(env, {**variables, "unrelated": 2}, later) == fresh  # a variable it does not read changed
-    with pytest.raises(TypeError):  # negative control: a changed value misses and draws (here: fails to)
-        draw(env, {**variables, "rows": (Row("the", F(1, 3)),)}, later)
-    env = widget_env(tmp_path / "again")
-    changed = {**variables, "rows": (Row("the", F(1, 3)),)}
-    assert draw(env, changed, later) == draw(env, changed) == "<p>the: 1/3</p>"
-
-
-def test_a_kept_widget_reading_a_variable_it_does_not_list_fails_instead_of_going_stale(tmp_path, rows_kept):
-    from jinja2 import UndefinedError
-
-    env = widget_env(tmp_path, "{{ rows | length }} of {{ unrelated }}\n")
-    variables = {"rows": (Row("the", F(1, 2)),), "unrelated": 7}
-    with pytest.raises(UndefinedError, match=r"'unrelated' is undefined \(the rows widget sees only rows\)"):
-        draw(env, variables, widget_memo(tmp_path / "cache"))
-    with pytest.raises(UndefinedError):  # without a cache the same: the build does not depend on it
-        draw(env, variables)
-    import generator.render.pages  # negative control: the same template as an ordinary widget sees every variable
-
-    del generator.render.pages.KEPT_WIDGETS["rows"]
-    assert draw(env, variables) == "1 of 7\n"

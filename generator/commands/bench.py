@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 from ..errors import UserError
 from ..site.cache import ENV_DIR
@@ -38,12 +39,12 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 SOURCES = ("data", "site_src")
 KINDS = ("cold", "no-change", "one-page edit", "one-number edit")
 # measure -> (what it is divided by, the largest ratio we accept)
-TARGETS = {
+TARGETS = MappingProxyType({
     "cold": ("mkdocs", 4.0),
     "no-change": ("mkdocs", 0.3),
     "one-page edit": ("mkdocs", 1.0),
     "one-number edit": ("cold", 0.3),
-}
+})
 
 
 def add_arguments(p) -> None:

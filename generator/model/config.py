@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
@@ -22,7 +23,7 @@ class ConfigError(UserError):
 # Range-checked kinds of number: a field's annotation names one, and _coerce checks it.
 Seed = int  # a random seed: a whole number >= 0
 Count = int  # how many of something: a whole number from 1 to MAX_COUNT
-Small = int  # a length, an order or a number of processes: 1 to MAX_SMALL (work grows fast with it)
+Small = int  # a length or an order: 1 to MAX_SMALL (work grows fast with it)
 Positive = float  # a measured quantity: finite, from MIN_POSITIVE to MAX_POSITIVE, so products stay finite
 MAX_COUNT = 10**7
 MAX_SMALL = 64
@@ -168,8 +169,8 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
-           "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = MappingProxyType({"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
+           "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource})
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):

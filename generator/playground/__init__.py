@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 
 import numpy as np
 
@@ -331,10 +332,10 @@ def corpus_script(text: str, kind: str) -> str:
 
 PARITY_TEMPERATURES = (1.0, 0.0, 0.7, 1.6)
 PARITY_KS = (1, 3, 5, 8)
-PARITY_CONTEXTS = {
+PARITY_CONTEXTS = MappingProxyType({
     PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
     CODE: ["    def __init__(self", "for i in range(", "", "qz"],
-}
+})
 
 
 def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -30,9 +31,9 @@ if TYPE_CHECKING:  # imported by markdown_renderer, when some page's text is not
     from markdown_it import MarkdownIt
 
 _FRONT_MATTER = re.compile(r"\A---[ \t\r]*\n(.*?)\n---[ \t\r]*\n", re.S)
-_PAGE_KEYS = {"title", "nav_title", "description", "slug"}
+_PAGE_KEYS = frozenset({"title", "nav_title", "description", "slug"})
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
-_RESERVED_SLUGS = {"404"}  # the site's own files: a page with this slug would replace them
+_RESERVED_SLUGS = frozenset({"404"})  # the site's own files: a page with this slug would replace them
 
 
 class PageError(UserError):
@@ -172,10 +173,10 @@ def mathfrac(value: Any) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
-FILTERS = {
+FILTERS = MappingProxyType({
     "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
     "mathfrac": mathfrac,
-}
+})
 
 
 # --- Markdown ----------------------------------------------------------------------------------
@@ -601,7 +602,7 @@ def template_error(exc: BaseException, page: Page | None = None) -> PageError:
 # the template gets nothing else, so reading a name not listed here fails the build instead of slipping past
 # the key, and the HTML is kept across builds by those values (Widgets.kept). A draft-step edit leaves the
 # stepper's thousands of cells as they were.
-KEPT_WIDGETS = {"stepper": ("stepper_profiles", "stepper_json")}
+KEPT_WIDGETS = MappingProxyType({"stepper": ("stepper_profiles", "stepper_json")})
 
 
 def value_bytes(value: Any) -> bytes:

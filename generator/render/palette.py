@@ -10,6 +10,7 @@ marks, hatches and dashes that carry meaning besides colour are untouched.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
 INK = "#1f1f1f"
 MUTED = "#595959"
@@ -22,7 +23,7 @@ GREY = "#c4c4c4"  # context lines behind a highlighted one
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 
 # Light colour -> dark colour. The dark card is the page's surface colour (style.css --surface).
-DARK = {
+DARK = MappingProxyType({
     INK: "#e7e5e0",
     MUTED: "#a7abb4",
     FAINT: "#363b45",
@@ -37,7 +38,7 @@ DARK = {
     "#e69f00": "#f5b83d",
     "#56b4e9": "#a4d8f6",
     "#000000": "#f4f4f4",
-}
+})
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
 
