@@ -17,7 +17,7 @@ VERBS = MappingProxyType({
     "serve": "serve the site on 127.0.0.1, rebuilding and reloading the page when a source changes",
     "check": "check a built site: links, anchors, assets, HTML, alt text, nothing from another origin",
     "compare": "write a review page of the figures and page text that differ between two builds",
-    "bench": "time cold, no-change, one-page-edit and one-number-edit builds, as ratios to mkdocs when installed",
+    "bench": "time cold, no-change, one-page-edit and one-number-edit builds against their budgets",
 })
 
 
