@@ -34,15 +34,16 @@ def test_the_report_gives_the_median_of_paired_ratios_not_the_ratio_of_medians()
     ours = {"cold": [4.0, 6.0, 9.0], "no-change": [0.1, 0.2, 0.9], "one-page edit": [0.5] * 3,
             "one-number edit": [1.0, 1.2, 1.8]}
     base = {"cold": [1.0, 1.0, 3.0], "no-change": [1.0] * 3, "one-page edit": [1.0] * 3, "one-number edit": [1.0] * 3}
-    lines = bench.report([ours, base])
+    with_cpu = [{kind: [(t, t / 2) for t in times] for kind, times in side.items()} for side in (ours, base)]
+    lines = bench.report(with_cpu)
     assert "paired ratio  4.00x" in lines[0]  # ratios 4, 6, 3: median 4 (the ratio of the medians would be 6)
     assert "median  6.00s  budget 4.0s OVER" in lines[0] and "median  0.20s  budget 0.6s ok" in lines[1]
     assert lines[-1].startswith("generator/: ") and "lines of Python (budget 8500)" in lines[-1]
 
 
 def test_without_a_baseline_the_report_gives_seconds_only():
-    lines = bench.report([{kind: [1.0] for kind in bench.KINDS}])
-    assert "ratio" not in lines[0] and "median  1.00s" in lines[0]
+    lines = bench.report([{kind: [(1.0, 0.5)] for kind in bench.KINDS}])
+    assert "ratio" not in lines[0] and "median  1.00s" in lines[0] and "CPU  0.50s" in lines[0]
 
 
 def test_the_timed_builds_run_with_the_bytecode_cache_a_terminal_has(tmp_path, monkeypatch):

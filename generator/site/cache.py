@@ -91,16 +91,17 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot cache a {type(value).__name__}")
 
 
-def decode(value: Any, shape: Any) -> Any:
+def decode(value: Any, shape: Any, hints: dict | None = None) -> Any:
     """`value` (parsed JSON) rebuilt as `shape`, a type such as tuple[ConvergenceCase, ...]; ValueError or
-    TypeError where it does not have that shape."""
+    TypeError where it does not have that shape. `hints`: each dataclass's field types, found once a call."""
+    hints = {} if hints is None else hints
     if shape is Any:
         return value
     origin, args = typing.get_origin(shape), typing.get_args(shape)
     if origin in (typing.Union, types.UnionType):
         for option in args:
             try:
-                return decode(value, option)
+                return decode(value, option, hints)
             except (TypeError, ValueError):
                 pass
         raise TypeError(f"{value!r:.40} is none of {shape}")
@@ -108,16 +109,16 @@ def decode(value: Any, shape: Any) -> Any:
         if not isinstance(value, list):
             raise TypeError(f"expected a list for {shape}")
         if origin is list or (len(args) == 2 and args[1] is Ellipsis):
-            items = [decode(v, args[0] if args else Any) for v in value]
+            items = [decode(v, args[0] if args else Any, hints) for v in value]
         elif len(args) == len(value):
-            items = [decode(v, a) for v, a in zip(value, args)]
+            items = [decode(v, a, hints) for v, a in zip(value, args)]
         else:
             raise TypeError(f"expected {len(args)} items, found {len(value)}")
         return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, dict):
             raise TypeError(f"expected an object for {shape}")
-        return {k: decode(v, args[1] if args else Any) for k, v in value.items()}
+        return {k: decode(v, args[1] if args else Any, hints) for k, v in value.items()}
     if shape is type(None) and value is None:
         return None
     if shape is bool and isinstance(value, bool):
@@ -136,8 +137,10 @@ def decode(value: Any, shape: Any) -> Any:
         names = [f.name for f in dataclasses.fields(shape) if f.init]
         if sorted(value) != sorted(names):
             raise TypeError(f"{shape.__name__}: fields {sorted(value)}")
-        hints = typing.get_type_hints(shape)
-        return shape(**{name: decode(value[name], hints[name]) for name in names})
+        if shape not in hints:
+            hints[shape] = typing.get_type_hints(shape)
+        types_of = hints[shape]
+        return shape(**{name: decode(value[name], types_of[name], hints) for name in names})
     raise TypeError(f"{value!r:.40} is not a {shape}")
 
 

@@ -197,15 +197,23 @@ def draw_one(job) -> tuple[str, str, str, str, str]:
 
 
 def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
-    """The 1200 x 630 PNG link previews show: each profile's authored round as the stepper's last frame shows it."""
-    from ..render.card import social_card as draw_card
+    """The 1200 x 630 PNG link previews show: each profile's authored round as the stepper's last frame shows it.
+    A figure like the others, so cached like them (as base64 text: entries are JSON)."""
     from ..render.views import round_view
 
     rounds = []
     for p in facts.profiles:
         last = round_view(p.id, "authored", "", p.authored_round, facts.tokens).frames[-1]
         rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
-    return draw_card(title=config.title, tagline=TAGLINE, rounds=rounds)
+    inputs = {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
+
+    def draw() -> str:
+        from ..render.card import social_card as draw_card
+
+        return base64.b64encode(draw_card(**inputs)).decode("ascii")
+
+    versions = [library_version(name) for name in ("pillow", "matplotlib")]  # Pillow draws in matplotlib's fonts
+    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str))
 
 
 # --- pages and files ---------------------------------------------------------------------------
