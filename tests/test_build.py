@@ -98,7 +98,7 @@ def test_a_clean_build_in_a_fresh_process_with_another_hash_seed_is_byte_identic
     run = subprocess.run([sys.executable, "-m", "generator", "build", "--clean", "--out", str(tmp_path / "out")],
                          cwd=root, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert re.search(r"(\d+) figures \(\1 drawn, 0 reused\), computed: convergence", run.stdout), run.stdout
+    assert re.search(r"(\d+) figures \(\1 drawn, 0 reused\), computed: card, convergence", run.stdout), run.stdout
     fresh, here, cached = tree(tmp_path / "out"), tree(site_dir), tree(root / "build")
     assert sorted(fresh) == sorted(here) == sorted(cached)
     # The session's site is built from the git checkout, so its pages name the commit and its date; the
