@@ -5,7 +5,6 @@ the sampler's output is to the target distribution after how many samples.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -15,7 +14,7 @@ import numpy as np
 
 from .analysis import acceptance_rates, random_rational_row
 from .engine import Row
-from .montecarlo import ReplacementRule, RoundSimulator, _buffer, residual_rows
+from .montecarlo import ReplacementRule, RoundSimulator, residual_rows
 
 
 @dataclass(frozen=True)
@@ -136,11 +135,11 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     """
     positions, rounds = codes.shape
     blocks = -(-rounds // BLOCK)
-    padded = _buffer("padded", (positions, blocks * BLOCK), codes.dtype)  # whole blocks: the tail reads DEAD
+    padded = np.empty((positions, blocks * BLOCK), codes.dtype)  # whole blocks: the tail reads DEAD
     padded[:, rounds:] = dead
     padded[:, :rounds] = codes
     tokens = np.arange(vocab - 1, dtype=codes.dtype)[:, None]
-    flags = _buffer("flags", (vocab, blocks * BLOCK), bool)  # one position at a time, so it stays in cache
+    flags = np.empty((vocab, blocks * BLOCK), bool)  # one position at a time, so it stays in cache
     starts = np.arange(0, blocks * BLOCK // 8, BLOCK // 8)
     per_block = np.empty((positions, vocab, blocks), dtype=np.uint64)  # [i, x, b]; x = vocab - 1: reached
     for i in range(positions):
@@ -181,7 +180,7 @@ def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int
     each stretch between checkpoints is counted once with np.bincount.
     """
     rounds = len(codes)
-    flag = _buffer("reached", (rounds,), bool)
+    flag = np.empty((rounds,), bool)
     np.less(codes, codes.dtype.type(dead), out=flag)
     full = rounds // BLOCK * BLOCK
     per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
@@ -193,7 +192,7 @@ def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int
         inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
         ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
     ends.append(rounds)
-    wide = _buffer("wide", codes.shape, np.intp)
+    wide = np.empty(codes.shape, np.intp)
     np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
     running, prefix = np.zeros(vocab, dtype=np.intp), []
     for start, end in zip([0, *ends[:-1]], ends):
@@ -211,7 +210,7 @@ def convergence(
 ) -> tuple[PositionCheck, ...]:
     """Per position, the committed token's histogram among rounds that reached it, against the target."""
     sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
-    codes = sim.run(rounds, rng, keep=False)
+    codes = sim.run(rounds, rng)
     if sim.vocab <= FEW_TOKENS:
         counts = _counts_at_checkpoints(codes, sim.dead, sim.vocab)
     else:
@@ -288,9 +287,6 @@ def convergence_suite(
         checks = convergence(target, drafts, rounds, rng, replacement_rule)
         return ConvergenceCase(case_id, label, acceptance_rates(target, drafts), checks)
 
-    from concurrent.futures import ThreadPoolExecutor  # its imports (logging and more) only where it runs
-
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        return tuple(pool.map(one, cases, children))
+    return tuple(one(case, rng) for case, rng in zip(cases, children))
 
 

@@ -4,8 +4,6 @@ Floats only here and in convergence.py; everything a reader sees as exact comes 
 """
 from __future__ import annotations
 
-import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -103,8 +101,8 @@ def token_codes(vocab: int, dtype) -> np.ndarray:
 
 def uniforms(rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
     """Every draw the simulator makes: (k + 1, rounds) float32 uniforms, row j for position j, row k for
-    the round's last token. In a per-thread buffer (see _buffer), valid until this thread draws again."""
-    u = _buffer("u", (k + 1, rounds), np.float32)
+    the round's last token."""
+    u = np.empty((k + 1, rounds), np.float32)
     rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
     return u
 
@@ -112,20 +110,6 @@ def uniforms(rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
 def _search(breaks: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Row r's count of breaks at or below u[r]: np.searchsorted(breaks[r], u[r], side="right") for every r."""
     return np.count_nonzero(breaks <= u[:, None], axis=1)
-
-
-_scratch = threading.local()
-
-
-def _buffer(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """A per-thread array kept between calls: allocating arrays this large afresh for every case costs the
-    kernel a page fault per 4 KB, more than the arithmetic done in them."""
-    store = _scratch.__dict__.setdefault("arrays", {})
-    size = math.prod(shape)
-    have = store.get((name, np.dtype(dtype)))
-    if have is None or have.size < size:
-        have = store[(name, np.dtype(dtype))] = np.empty(size, dtype=dtype)
-    return have[:size].reshape(shape)
 
 
 @dataclass(frozen=True)
@@ -275,19 +259,15 @@ class RoundSimulator:
         final = _cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
         self.final = _Tables(final, token_codes(self.vocab, self.dtype), self.ambiguous)
 
-    def run(self, rounds: int, rng: np.random.Generator, keep: bool = True) -> np.ndarray:
-        """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more.
-
-        Every pass writes into buffers kept per thread (see _buffer); with keep=False the result
-        itself is one of them, valid until this thread's next run.
-        """
+    def run(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more."""
         k, reject, dead = self.k, self.dtype(self.reject), self.dtype(self.dead)
         u = uniforms(rng, k, rounds)
-        out = np.empty((k + 1, rounds), dtype=self.dtype) if keep else _buffer("codes", (k + 1, rounds), self.dtype)
-        cells = _buffer("cells", (rounds,), np.intp)
-        gone = _buffer("gone", (rounds,), self.dtype)  # DEAD once the round has met its rejection
-        stop = _buffer("stop", (rounds,), self.dtype)  # proposals accepted: where the round stopped
-        flag = _buffer("flag", (rounds,), bool)
+        out = np.empty((k + 1, rounds), dtype=self.dtype)
+        cells = np.empty((rounds,), np.intp)
+        gone = np.empty((rounds,), self.dtype)  # DEAD once the round has met its rejection
+        stop = np.empty((rounds,), self.dtype)  # proposals accepted: where the round stopped
+        flag = np.empty((rounds,), bool)
         gone.fill(0)
         stop.fill(0)
         tables = self.proposal.table
@@ -304,15 +284,15 @@ class RoundSimulator:
             np.multiply(flag, dead, out=gone)
         final = out[k]
         np.multiply(u[k], np.float32(CELLS), out=cells, casting="unsafe")
-        rows = _buffer("rows", (rounds,), np.intp)
+        rows = np.empty((rounds,), np.intp)
         np.left_shift(stop, CELLS.bit_length() - 1, out=rows, dtype=np.intp)  # stop * CELLS
         np.bitwise_or(cells, rows, out=cells)
         np.take(self.final.flat, cells, out=final, mode="clip")
         self.final.settle(final, u[k], stop)
         # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
-        rejected = _buffer("replaced", (k, rounds), bool)
+        rejected = np.empty((k, rounds), bool)
         np.equal(out[:k], reject, out=rejected)
-        moved = _buffer("moved", (k, rounds), self.dtype)
+        moved = np.empty((k, rounds), self.dtype)
         np.multiply(rejected, final - reject, out=moved)
         np.add(out[:k], moved, out=out[:k])
         np.bitwise_or(final, gone, out=final)
