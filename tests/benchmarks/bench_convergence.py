@@ -9,11 +9,9 @@ floor alternate, PAIRS times each, and the ratio printed is the median of the pa
 machine's load moves both sides of a pair alike.
 Targets on a 2-core machine: at least 0.5 of the floor, at least 50x the plain loop.
 """
-import os
 import statistics
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +58,9 @@ def floor_case(target, rounds, rng):
 
 
 def floor_suite(cases, rounds, seed):
+    """One case after another in one thread, as convergence_suite runs them."""
     children = np.random.default_rng(seed).spawn(len(cases))
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda case, rng: floor_case(case[2], rounds, rng), cases, children))
+    return [floor_case(case[2], rounds, rng) for case, rng in zip(cases, children)]
 
 
 def main():
