@@ -103,62 +103,6 @@ def test_the_integer_identity_check_draws_the_same_pairs_and_counts_the_same_as_
     assert fraction_rng.random() == integer_rng.random()  # and both consumed the same draws
 
 
-@pytest.mark.parametrize("buffered", [False, True], ids=["fresh", "half-word-kept"])
-def test_the_identity_pairs_made_from_words_are_the_drawn_ones_and_leave_the_generator_alike(buffered):
-    """The fast path against one rng.integers call per draw, over 40 seeds and counts from 1 to 400 pairs,
-    from a fresh generator and from one holding half a 64-bit output (an odd number of words drawn)."""
-    for seed in range(40):
-        for count in (1, 2, 3, 17, 400 if seed < 10 else 50):
-            fast, drawn = np.random.default_rng(seed), np.random.default_rng(seed)
-            if buffered:
-                fast.integers(0, 7), drawn.integers(0, 7)
-            assert fast.bit_generator.state["has_uint32"] == int(buffered)
-            made = A._identity_pairs_from_words(fast, count)
-            assert made is not None and made == A.drawn_identity_pairs(drawn, count), (seed, count)
-            assert fast.bit_generator.state == drawn.bit_generator.state
-
-
-# Seed 115 is one of the rare seeds (about one in 2,000 at 5,000 pairs) where integers() turns a word down:
-# in its 3,275th pair. Found by scanning seeds with _identity_pairs_from_words.
-TURNED_DOWN_SEED, TURNED_DOWN_PAIRS = 115, 3275
-
-
-def test_a_word_integers_turns_down_makes_the_fast_path_give_up_and_the_pairs_are_still_the_drawn_ones():
-    rng = np.random.default_rng(TURNED_DOWN_SEED)
-    before = rng.bit_generator.state
-    assert A._identity_pairs_from_words(rng, TURNED_DOWN_PAIRS) is None
-    assert rng.bit_generator.state == before  # untouched, so the drawn path starts where it should
-    drawn_rng = np.random.default_rng(TURNED_DOWN_SEED)
-    drawn = A.drawn_identity_pairs(drawn_rng, TURNED_DOWN_PAIRS)
-    assert A.random_identity_pairs(rng, TURNED_DOWN_PAIRS) == drawn
-    assert rng.bit_generator.state == drawn_rng.bit_generator.state
-    # one pair fewer, and every word is kept: the fast path answers
-    assert A._identity_pairs_from_words(np.random.default_rng(TURNED_DOWN_SEED), TURNED_DOWN_PAIRS - 1) == drawn[:-1]
-    # Negative control: the word really was turned down (the drawn pairs took one word more than 2s + 1 a
-    # pair), and pairs made as if it had been kept differ from the drawn ones, which the comparison sees.
-    words_rng = np.random.default_rng(TURNED_DOWN_SEED)
-    words_rng.integers(0, 2**32, size=sum(2 * len(t) + 1 for t, _ in drawn), dtype=np.uint64)
-    assert words_rng.bit_generator.state != drawn_rng.bit_generator.state
-    words = np.random.default_rng(TURNED_DOWN_SEED).integers(0, 2**32, size=17 * TURNED_DOWN_PAIRS + 16, dtype=np.uint64)
-    ignored, _, kept = A.pairs_from_words(words, TURNED_DOWN_PAIRS)
-    assert not kept and ignored[:-1] == drawn[:-1] and ignored[-1] != drawn[-1]
-
-
-def test_the_fast_path_gives_up_when_its_first_pairs_differ_from_the_drawn_ones(monkeypatch):
-    """Negative control for the guard against a numpy that draws integers some other way."""
-    drawn = A.drawn_identity_pairs
-
-    def other_numpy(rng, count):
-        pairs = drawn(rng, count)
-        (t, q), rest = pairs[0], pairs[1:]
-        return [(t[::-1], q[::-1]), *rest]
-
-    rng = np.random.default_rng(Seeds().identity_pairs)
-    before = rng.bit_generator.state
-    monkeypatch.setattr(A, "drawn_identity_pairs", other_numpy)
-    assert A._identity_pairs_from_words(rng, 100) is None and rng.bit_generator.state == before
-
-
 def test_the_integer_identity_check_rejects_a_residual_with_target_and_draft_swapped():
     def swapped(target, draft):
         return tuple(max(0, d - t) for t, d in zip(target, draft))

@@ -111,16 +111,8 @@ PAIR_SIZES, PAIR_DENOMINATORS = range(2, 9), range(1, 100)  # of the random iden
 
 def random_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """count random (target, draft) pairs of 2 to 8 tokens, each row a multiple of 1/d for its own d in 1..99,
-    as integer numerators over the pair's common denominator. The draws are those of
-    random_rational_row called for the target and then the draft, so the pairs are the same ones, and rng
-    is left where those draws leave it. `drawn_identity_pairs` makes them one draw at a time;
-    `_identity_pairs_from_words` makes the same pairs at once from the generator's raw output."""
-    pairs = _identity_pairs_from_words(rng, count)
-    return drawn_identity_pairs(rng, count) if pairs is None else pairs
-
-
-def drawn_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """random_identity_pairs one rng.integers call per draw, as random_rational_row makes them."""
+    as integer numerators over the pair's common denominator: the draws random_rational_row makes for the
+    target and then the draft."""
     pairs = []
     for _ in range(count):
         size = int(rng.integers(PAIR_SIZES.start, PAIR_SIZES.stop))
@@ -131,86 +123,6 @@ def drawn_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tup
         d = dt * dq // math.gcd(dt, dq)
         pairs.append((tuple(x * (d // dt) for x in t), tuple(x * (d // dq) for x in q)))
     return pairs
-
-
-# How Generator.integers(low, high) draws (numpy >= 1.17, default int64): for a span r = high - low
-# below 2**32 it takes a 32-bit word w from the bit generator and returns low + (w * r >> 32), taking
-# another word while (w * r) mod 2**32 < 2**32 mod r (Lemire's method, unbiased); integers(0, 2**32,
-# dtype=uint64) returns the words themselves. A pair of size s takes 2s + 1 words (17 at most): size
-# (r 7), dt (r 99), s - 1 target cuts (r dt + 1), dq (r 99), s - 1 draft cuts (r dq + 1), unless a word
-# is turned down; with r <= 100 that happens with probability below 100 / 2**32 a word (about one seed
-# in 2,000 at 5,000 pairs), and then the fast path gives up. No overflow: w * r < 2**32 * 100 < 2**39 in
-# uint64; cuts <= 99, numerators <= 99 * 99 in int64. The first pairs are also made again one draw at a
-# time from a copy of rng, so a numpy that draws some other way makes the fast path give up, not differ.
-_WORD = 2**32
-_CHECKED_PAIRS = 4
-_MOST_WORDS = 2 * PAIR_SIZES[-1] + 1  # a pair's words, at most
-
-
-def _identity_pairs_from_words(rng: np.random.Generator, count: int) -> list | None:
-    """random_identity_pairs from one block of 32-bit words, or None (rng untouched) where it cannot be sure."""
-    if count <= 0:
-        return None
-    bits = rng.bit_generator
-    saved = bits.state
-    words = rng.integers(0, _WORD, size=_MOST_WORDS * (count + 1), dtype=np.uint64)  # + room to read past the end
-    pairs, used, kept = pairs_from_words(words, count)
-    bits.state = saved
-    if not kept:
-        return None
-    rng.integers(0, _WORD, size=used, dtype=np.uint64)  # leave rng where the draws one at a time leave it
-    check = np.random.Generator(type(bits)())
-    check.bit_generator.state = saved
-    if drawn_identity_pairs(check, min(count, _CHECKED_PAIRS)) != pairs[:_CHECKED_PAIRS]:
-        bits.state = saved
-        return None
-    return pairs
-
-
-def pairs_from_words(words: np.ndarray, count: int) -> tuple[list, int, bool]:
-    """(the count pairs the words make if integers() keeps every word, words used, whether it keeps them all).
-
-    `words` must hold 17 * (count + 1) words (uint64 below 2**32), so a pair never reads past the end.
-    """
-    def value(w, r):  # what integers(0, r) makes of words w, and whether it keeps them
-        m = w * r
-        return m >> np.uint64(32), (m & np.uint64(_WORD - 1)) >= np.uint64(_WORD) % r
-
-    size_span, den_span = np.uint64(len(PAIR_SIZES)), np.uint64(len(PAIR_DENOMINATORS))
-    steps = words * size_span  # 2 * size + 1 words a pair, if each word starts one: in place, bytes for the walk
-    steps >>= np.uint64(32)
-    steps = steps.astype(np.uint8)
-    steps *= np.uint8(2)
-    steps += np.uint8(2 * PAIR_SIZES.start + 1)
-    steps = steps.tobytes()
-    starts, at = [], 0
-    for _ in range(count):
-        starts.append(at)
-        at += steps[at]
-    starts = np.array(starts, dtype=np.int64)
-    sizes, kept = value(words[starts], size_span)
-    sizes += np.uint64(PAIR_SIZES.start)
-    all_kept = bool(kept.all())
-    pairs: list = [None] * count
-    for size in PAIR_SIZES:  # pairs of one size at a time, as rectangular arrays (np.unique would import numpy.ma)
-        index = np.flatnonzero(sizes == size)
-        if not index.size:
-            continue
-        rows = []
-        for first in (starts[index] + 1, starts[index] + size + 1):  # the target's words, then the draft's
-            dens, keep = value(words[first], den_span)
-            dens += np.uint64(PAIR_DENOMINATORS.start)
-            cuts, keep_cuts = value(words[first[:, None] + np.arange(1, size)], dens[:, None] + np.uint64(1))
-            all_kept = all_kept and bool(keep.all()) and bool(keep_cuts.all())
-            dens = dens.astype(np.int64)
-            edges = np.hstack([np.zeros((len(index), 1), dtype=np.int64), np.sort(cuts.astype(np.int64)), dens[:, None]])
-            rows.append((np.diff(edges, axis=1), dens))
-        (t, dt), (q, dq) = rows
-        d = np.lcm(dt, dq)
-        t, q = (t * (d // dt)[:, None]).tolist(), (q * (d // dq)[:, None]).tolist()
-        for i, pair in zip(index.tolist(), zip(map(tuple, t), map(tuple, q))):
-            pairs[i] = pair
-    return pairs, at, all_kept
 
 
 def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess) -> tuple[int, int]:
