@@ -1,6 +1,6 @@
 """The playground's two model pairs (prose and code), what they measure, and the vectors that pin the JS.
 
-build_playground is the one call the site build makes: per kind of text it trains a target and a
+build_kind is what the site build calls, once per kind of text: it trains a target and a
 draft, exports them for the page, rebuilds them from that export (so the numbers printed beside
 the widget come from exactly what the widget runs), and measures speculative sampling on
 held-out text of that kind.
