@@ -325,30 +325,3 @@ def test_each_thing_to_notice_links_to_its_frame(site):
         assert f'href="#{frame.id}"' in raw, name
 
 
-def test_a_page_renders_again_from_its_cached_compilation_until_its_text_changes(tmp_path):
-    """A number edit re-renders every page: each page's compiled Markdown comes from the bytecode cache,
-    checked against the page's text, so only a page whose text changed is compiled again."""
-    import dataclasses
-
-    from generator.render.pages import environment, load_pages, page_template
-
-    config, _ = load_inputs(ROOT, check=False)
-    pages = load_pages(PAGES, config.pages, config.source, config.appendix)
-    compiled = []
-
-    def fresh_env():
-        env = environment(TEMPLATES, tmp_path / "bytecode")
-        compile_ = env.compile
-        env.compile = lambda source, *a, **k: compiled.append(source) or compile_(source, *a, **k)
-        return env
-
-    for p in pages:
-        page_template(p, fresh_env())
-    assert len(compiled) == len(pages)
-    compiled.clear()
-    for p in pages:
-        page_template(p, fresh_env())
-    assert compiled == []  # every page loaded from the cache, none compiled
-    edited = dataclasses.replace(pages[0], markdown=pages[0].markdown + "\nOne more line.\n")
-    page_template(edited, fresh_env())
-    assert compiled == [edited.markdown]

@@ -22,7 +22,7 @@ from generator.model.config import load_config
 from generator.render import card as card_module
 from generator.site.cache import Cache
 from generator.site.pipeline import build
-from generator.site.publish import SITE_URL_ENV
+from generator.site.publish import NO_GIT_WARNING, SITE_URL_ENV
 from support import ROOT, copy_project
 
 URL = "https://example.org/specdec/"
@@ -302,6 +302,43 @@ def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(
     assert f"built 2026-02-03 from commit <code title=\"{commit}\">{commit[:12]}</code>" in text
     assert {p.relative_to(a): p.read_bytes() for p in a.rglob("*") if p.is_file()} == \
         {p.relative_to(b): p.read_bytes() for p in b.rglob("*") if p.is_file()}
+
+
+def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(project, tmp_path_factory):
+    """A build of a tree with an edit nobody committed must not pass for the commit: "(modified)" follows it.
+    Negative control: committed, the same tree builds without the mark."""
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    page = project / "site_src" / "pages" / "limits.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nAn edit nobody committed.\n", encoding="utf-8")
+    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    dirty = colophon(build_with(project, project / "dirty", cache) / "index.html")
+    assert f'from commit <code title="{commit}">{commit[:12]}</code> (modified).' in dirty, dirty
+    subprocess.run([*git, "commit", "-qam", "y"], check=True)
+    clean = colophon(build_with(project, project / "clean", cache) / "index.html")
+    assert "(modified)" not in clean and "from commit <code" in clean, clean
+
+
+def test_without_git_the_build_warns_once_and_the_footer_shows_the_version_alone(project, tmp_path):
+    from generator import __version__
+
+    bin_dir = tmp_path / "bin"  # a PATH with Python and nothing else
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("SOURCE_DATE_EPOCH", SITE_URL_ENV)}
+    env.update(PATH=str(bin_dir), PYTHONPATH=str(ROOT))
+    subprocess.run(["git", "init", "-q", str(project)], check=True)  # a checkout git would have read
+    done = subprocess.run(["python", "-m", "generator", "build", "--out", str(tmp_path / "out")], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [NO_GIT_WARNING], done.stderr
+    footer = colophon(tmp_path / "out" / "index.html")
+    assert footer.startswith(f"Version {__version__}. Text, figures and data:"), footer
+    assert "commit" not in footer and "built" not in footer
 
 
 # --- strict build: one planted mistake each ------------------------------------------------------

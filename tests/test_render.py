@@ -1,14 +1,10 @@
 """Markdown + Jinja rendering, and how a broken page or template is reported."""
-import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from generator.render.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
 
@@ -115,68 +111,9 @@ def test_a_broken_template_names_the_template_and_its_line(project):
     assert "widgets/broken.html: line 2: " in result.stderr and "no_such_thing" in result.stderr
 
 
-def _formulas() -> list[str]:
-    """The site's formulas as its pages write them, each number a page fills in written as 3/8; and some whose
-    numbers latex2mathml reads by their digits, or does not show as numbers."""
-    from support import ROOT
-
-    md, found = markdown_renderer(), []
-    for path in sorted((ROOT / "site_src" / "pages").glob("*.md")):
-        for tok in md.parse(path.read_text(encoding="utf-8")):
-            for t in [tok, *(tok.children or [])]:
-                if t.type.startswith("math") and "{%" not in t.content:
-                    found.append(re.sub(r"\{\{.*?\}\}", "3/8", t.content))
-    return sorted(set(found)) + ["x^12 + 1", "x_12", "\\frac12 + 3", "\\frac 1 2", "2pt + 1", "\\text{3} + 1", ".5 + 1",
-                                 "1.25.5", "\\sqrt[3]{2}", "\\mathbb{1} + 2", "-3 + 4.5", "x_{12} + y^{3}", "10^{-3}"]
-
-
-@given(data=st.data())
-@settings(max_examples=300, deadline=None)
-def test_a_formula_renumbered_from_an_earlier_one_of_its_shape_is_what_latex2mathml_makes(data):
-    """A data edit changes numbers inside formulas; the MathML is then the earlier formula's with the new numbers
-    written in. For the site's formulas, and for ones whose numbers latex2mathml reads by their digits (x^12 is
-    x^{1}2, \\frac12 is \\frac{1}{2}, 2pt a dimension) or shows otherwise, either nothing is reused or the result
-    equals latex2mathml's."""
-    from latex2mathml.converter import convert
-
-    from generator.render import pages
-
-    formulas = _formulas()
-    tex = data.draw(st.sampled_from(formulas))
-    display = data.draw(st.sampled_from(["inline", "block"]))
-    number = st.integers(0, 10**6).map(str) | st.tuples(st.integers(0, 999), st.integers(0, 999)).map("{0[0]}.{0[1]}".format)
-    count = len(pages._NUMBER.findall(tex))
-    new_numbers = iter(data.draw(st.lists(number, min_size=count, max_size=count)))
-    new = pages._NUMBER.sub(lambda m: next(new_numbers), tex)
-    pages._SHAPES.clear()
-    pages._learn_shape(tex, display, convert(tex, display=display))
-    reused = pages._renumbered(new, display, None)
-    if reused is not None:
-        assert reused == convert(new, display=display), (tex, new)
-
-
-@pytest.mark.parametrize("earlier, new, reused", [
-    ("c = 1/10", "c = 1/13", True), ("K = 4", "K = 12", True), ("p = 3/8 \\times 2/3", "p = 1/8 \\times 20/3", True),
-    ("x^12 + 1", "x^34 + 1", False), ("x_12", "x_3", False), ("\\frac12 + 3", "\\frac34 + 3", False),  # one digit alone
-    ("\\frac 1 2", "\\frac 13 2", False), ("2pt + 1", "3pt + 1", False),  # an argument, a dimension
-    ("\\text{3} + 1", "\\text{4} + 1", False),  # a number latex2mathml does not show as a number
-])
-def test_which_formulas_are_renumbered_and_which_are_converted(earlier, new, reused):
-    from latex2mathml.converter import convert
-
-    from generator.render import pages
-
-    pages._SHAPES.clear()
-    pages._learn_shape(earlier, "inline", convert(earlier, display="inline"))
-    got = pages._renumbered(new, "inline", None)
-    assert (got is not None) == reused
-    assert got is None or got == convert(new, display="inline")
-
-
 def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_rendered_once(project, tmp_path):
-    """The memo is keyed by the whole text after Jinja: a page that rendered, then gains raw HTML the allowlist
-    refuses, fails with the page's file and line on that build and on the next (no failure and no earlier
-    HTML is served from the memo); fixed again, it builds."""
+    """A page that rendered, then gains raw HTML the allowlist refuses, fails with the page's file and line on
+    that build and on the next (no earlier HTML is served from the cache); fixed again, it builds."""
     from generator.site import pipeline as B
     from generator.site.cache import Cache
 
@@ -193,45 +130,3 @@ def test_a_page_that_fails_fails_again_on_the_next_build_even_after_its_text_ren
     assert "index.md: line 6: raw HTML <script> is not allowed" in messages[0]
     only_page(project, "fine")  # negative control: the same page without it builds from the same cache
     assert B.build(project, tmp_path / "out", cache=cache).pages == 1
-
-
-
-# --- kept widgets: drawn from the named variables alone, their HTML kept by those values -------------------
-
-
-@dataclass(frozen=True)
-class Row:
-    label: str
-    share: F
-
-
-ROWS_WIDGET = "{% for r in rows %}<p>{{ r.label }}: {{ r.share | frac }}</p>{% endfor %}\n"
-
-
-def widget_env(tmp_path: Path, body: str = ROWS_WIDGET):
-    from generator.render.pages import environment
-
-    write(tmp_path / "templates" / "widgets" / "rows.html", body)
-    return environment(tmp_path / "templates")
-
-
-def draw(env, variables, kept=None, **kwargs) -> str:
-    from generator.render.pages import Widgets
-
-    widgets = Widgets(env, variables, None if kept is None else lambda: kept)
-    widgets("rows", **kwargs)
-    return widgets.rendered[-1]
-
-
-def test_equal_values_give_equal_key_bytes_however_their_objects_are_shared():
-    import pickle
-
-    from generator.render.pages import value_bytes
-
-    label = "".join(["acc", "epted"])
-    shared = (Row(label, F(1, 2)), Row(label, F(1, 2)))  # one string object twice, as rounds computed afresh
-    apart = (Row("accepted", F(1, 2)), Row("".join(["accep", "ted"]), F(1, 2)))  # as the same rounds unpickled
-    assert value_bytes(shared) == value_bytes(apart)
-    assert value_bytes(shared) != value_bytes((Row(label, F(1, 3)), Row(label, F(1, 2))))
-    # negative control: a plain pickle writes a shared object once and refers back to it, so its bytes differ
-    assert pickle.dumps(shared) != pickle.dumps(apart)

@@ -1,13 +1,18 @@
-"""The stepper shows the decision, not just the verdict: p and q over every token in each check frame, the
-residual where it is used, no frame that gives away what later frames reveal, and named rounds a draw decided."""
+"""The stepper as the build writes it: the worked rounds in full for reading without the script, every other
+round as compact JSON the script draws from; evidence before the verdict, no heading that gives a verdict
+away, a round a draw decides first, and a page light enough to lay out quickly on a phone."""
+import json
 import re
 from fractions import Fraction
+from html.parser import HTMLParser
 
 import pytest
 
+from generator.render.views import VERDICT_WORDS, first_draw, stepper_data, stepper_profiles
 from support import ROOT, site_view
 
 PAGE = "draft-and-verify.html"
+MAX_ELEMENTS = 2000
 
 
 @pytest.fixture(scope="module")
@@ -20,66 +25,173 @@ def raw(site_dir):
     return (site_dir / PAGE).read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def data(raw):
+    found = re.search(r'<script type="application/json" id="stepper-data">(.*?)</script>', raw, flags=re.S)
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
 def frame_html(raw: str, frame_id: str) -> str:
     start = raw.index(f'id="{frame_id}"')
     end = raw.find('<li class="frame', start + 1)
     return raw[start: end if end > 0 else len(raw)]
 
 
-def test_every_check_frame_shows_p_and_q_for_every_token_with_the_proposal_marked(view, raw):
+def text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+class Elements(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.count += 1
+
+    def handle_startendtag(self, tag, attrs):
+        self.count += 1
+
+
+def test_the_page_holds_at_most_2000_elements(raw):
+    parser = Elements()
+    parser.feed(raw)
+    assert 500 < parser.count <= MAX_ELEMENTS, parser.count  # was 6,795 when every round was written out
+
+
+def test_the_element_count_would_catch_every_round_written_out(view):
+    """Negative control: the static frames of every round, as the page once held them, exceed the limit."""
+    worked = sum(p.authored.frame_count for p in view.profiles)
+    every = sum(r.frame_count for p in view.profiles for r in p.rounds)
+    assert every > 5 * worked  # the script's rounds are most of the frames; each static frame is ~100 elements
+
+
+def test_only_the_worked_rounds_are_written_out_and_the_json_holds_every_round(view, raw, data):
+    static = re.findall(r'<li class="frame[^"]*" id="([^"]+)"', raw)
+    assert static == [f.id for p in view.profiles for f in p.authored.frames]
+    from_json = [[f["id"] for r in p["rounds"] for f in r["frames"]] for p in data["profiles"]]
+    assert [sorted(ids) for ids in from_json] == [sorted(f.id for r in p.rounds for f in r.frames) for p in view.profiles]
+
+
+def test_the_first_round_offered_has_a_verdict_decided_by_a_draw_within_three_frames(view, data):
+    for p, offered in zip(stepper_profiles(view), data["profiles"]):
+        first = p.rounds[0]
+        assert first_draw(first) is not None and first_draw(first) <= 3, (p.id, first.id)
+        frames = offered["rounds"][0]["frames"]
+        assert offered["rounds"][0]["id"] == first.id
+        assert any(f["kind"] == "verify" and f["u"] for f in frames[:3]), p.id
+
+
+def test_the_negative_control_the_worked_round_would_not_do(view):
+    """The worked rounds settle every check without a draw, so opening on one would fail the rule above."""
+    assert all(first_draw(p.authored) is None for p in view.profiles)
+
+
+def test_no_heading_names_a_verdict(view, raw, data):
+    for p in view.profiles:
+        for r in p.rounds:
+            for f in r.frames:
+                assert not any(w in f.title.lower() for w in VERDICT_WORDS), f.title
+    headings = [text(h) for h in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", raw, flags=re.S)]
+    frame_headings = [h for h in headings if h.startswith("Frame ")]
+    assert len(frame_headings) == sum(p.authored.frame_count for p in view.profiles)
+    for h in frame_headings:
+        assert not any(w in h.lower() for w in VERDICT_WORDS), h
+    for p in data["profiles"]:
+        for r in p["rounds"]:
+            for f in r["frames"]:
+                assert not any(w in f["title"].lower() for w in VERDICT_WORDS), f["title"]
+
+
+def test_a_check_frame_shows_the_evidence_before_its_verdict(view, raw):
+    for p in view.profiles:
+        for f in p.authored.frames:
+            html = frame_html(raw, f.id)
+            if f.kind == "verify":
+                assert html.index('class="pq-table"') < html.index("class=\"evidence\"") < html.index("data-verdict")
+                assert f'data-verdict="{f.verdict}"' in html
+                verdict = text(html[html.index('<p class="verdict'):])
+                word = "✓ Accepted:" if f.verdict == "accepted" else "✗ Rejected:"
+                assert verdict.startswith(f"{word} {f.proposal} — "), verdict[:40]
+            elif f.kind == "bonus":
+                assert 'data-verdict="bonus"' in html and f"Bonus: {f.bonus}" in text(html)
+            elif f.kind == "propose":
+                assert "data-verdict" not in html
+
+
+def test_every_check_frame_shows_p_and_q_for_every_token_with_the_proposal_marked(view, raw, data):
+    for p in view.profiles:
+        for f in p.authored.frames:
+            if f.kind != "verify":
+                continue
+            html = frame_html(raw, f.id)
+            rows = re.findall(r'<tr( class="proposal")?><th scope="row">([^<]+)', html)
+            assert [t.strip() for _, t in rows] == list(view.tokens), f.id
+            assert [t.strip() for marked, t in rows if marked] == [f.proposal], f.id
+            assert html.count('class="bar-p"') == len(view.tokens), f.id
+    for p, offered in zip(view.profiles, data["profiles"]):
+        for v, at in zip(p.positions, offered["positions"]):
+            assert [Fraction(x) for x in at["p"]] == list(v.target)
+            if not v.is_bonus:
+                assert [Fraction(x) for x in at["q"]] == list(v.draft)
+
+
+def test_the_rejection_frame_shows_min_p_q_plus_the_top_up_reaching_p(view, raw, data):
     seen = 0
     for p in view.profiles:
         for r in p.rounds:
             for f in r.frames:
-                html = frame_html(raw, f.id)
-                if f.kind != "verify":
-                    assert "pq-table" not in html, f.id
+                if f.kind != "verify" or f.verdict != "rejected":
                     continue
                 seen += 1
-                rows = re.findall(r'<tr( class="proposal")?>\s*<th scope="row">([^<]+)', html.split("pq-table", 1)[1])
-                assert [t.strip() for _, t in rows[: len(view.tokens)]] == list(view.tokens), f.id
-                assert [t.strip() for marked, t in rows if marked] == [f.proposal], f.id
-                position = p.position(f.position)
-                for b, t, q in zip(f.bars, position.target, position.draft):
-                    assert (b.p, b.q) == (t, q)
-                assert html.count('class="m-p"') == html.count('class="m-q"') == len(view.tokens), f.id
-    assert seen > 0
+                for b in f.bars:
+                    assert b.overlap + b.excess == b.p and b.overlap == min(b.p, b.q), (f.id, b.token)
+                if r is p.authored:
+                    html = frame_html(raw, f.id)
+                    assert html.count('class="bar-acc"') == html.count('class="bar-res"') == len(f.exact_bars)
+                    assert 'data-verdict="replacement"' in html and html.index('data-verdict="rejected"') < html.index(
+                        'class="exact"') < html.index('data-verdict="replacement"')
+    for offered in data["profiles"]:
+        for at in offered["positions"][:-1]:
+            assert all(Fraction(a) + Fraction(b) == Fraction(c) for a, b, c in zip(at["min"], at["top"], at["p"]))
+    assert seen
 
 
-def test_the_residual_shows_in_the_frame_that_uses_it_and_only_there(view, raw):
+def test_a_check_decided_by_chance_says_where_u_fell(view, data):
+    strings = {f.id: f for p in view.profiles for r in p.rounds for f in r.frames}
+    chance = 0
+    for p in data["profiles"]:
+        for r in p["rounds"]:
+            for f in r["frames"]:
+                if f["kind"] != "verify":
+                    continue
+                frame = strings[f["id"]]
+                assert (f["u"] is None) == frame.certain
+                if f["u"] is not None:
+                    chance += 1
+                    relation = "below" if f["verdict"] == "accepted" else "not below"
+                    assert f["note"] == f"u = {f['u']} is {relation} {frame.accept_probability}."
+                    assert (float(f["u"]) < frame.accept_probability) == (f["verdict"] == "accepted") or \
+                        abs(float(f["u"]) - frame.accept_probability) < 1e-4
+    assert chance
+
+
+def test_no_frame_announces_what_later_frames_reveal(view, raw):
     for p in view.profiles:
-        for r in p.rounds:
-            for f in r.frames:
-                html = frame_html(raw, f.id)
-                if f.kind == "verify" and f.verdict == "rejected":
-                    assert html.count('class="m-r"') == len(view.tokens), f.id
-                    shares = [b.residual for b in f.bars]
-                    assert sum(shares, Fraction(0)) == 1 and shares[view.tokens.index(f.proposal)] == 0, f.id
-                else:
-                    assert 'class="m-r"' not in html, f.id
-
-
-def test_no_frame_and_no_heading_announces_what_later_frames_reveal(view, raw):
-    for p in view.profiles:
-        for r in p.rounds:
-            at = raw.index(f'id="rounds-{p.id}-{r.id}"')
-            section = raw[raw.index(">", at) + 1:]
-            before_frames = re.sub(r"<[^>]+>", " ", section[: section.index('<ol class="frames"')])
-            assert "accepted" not in before_frames and "committed" not in before_frames, (p.id, r.id)
-            for f in r.frames[:-1]:
-                text = re.sub(r"<[^>]+>", " ", frame_html(raw, f.id))
-                assert not re.search(r"\d+ of \d+ (proposals )?accepted", text), f.id
-                assert "round is over" not in text, f.id
-            assert re.search(rf"{r.accepted} of {len(r.proposals)} proposals accepted",
-                             re.sub(r"<[^>]+>", " ", frame_html(raw, r.frames[-1].id))), (p.id, r.id)
+        r = p.authored
+        for f in r.frames[:-1]:
+            said = text(frame_html(raw, f.id))
+            assert not re.search(r"\d+ of \d+ (proposals )?accepted", said), f.id
+            assert "round is over" not in said, f.id
+        assert f"{r.accepted} of {len(r.proposals)} proposals accepted" in text(frame_html(raw, r.frames[-1].id))
 
 
 def test_the_authored_rounds_keep_eight_and_five_frames(view):
     assert [p.authored.frame_count for p in view.profiles] == [8, 5]
 
 
-def test_each_profile_offers_a_round_kept_by_the_draw_and_one_rejected_by_it(view, raw):
-    for p in view.profiles:
+def test_each_profile_offers_a_round_kept_by_the_draw_and_one_rejected_by_it(view, data):
+    for p, offered in zip(view.profiles, data["profiles"]):
         named = {r.id: r for r in p.drawn}
         assert set(named) == {"draw-accepted", "draw-rejected"}, p.id
         kept = [f for f in named["draw-accepted"].frames if f.kind == "verify" and not f.certain]
@@ -87,5 +199,10 @@ def test_each_profile_offers_a_round_kept_by_the_draw_and_one_rejected_by_it(vie
         assert all(f.u < f.accept_probability for f in kept)
         rejected = [f for f in named["draw-rejected"].frames if f.kind == "verify" and not f.certain]
         assert any(f.verdict == "rejected" and f.u >= f.accept_probability for f in rejected), p.id
-        for r in named.values():
-            assert f'id="rounds-{p.id}-{r.id}"' in raw and r.label in raw
+        labels = {r["id"]: r["label"] for r in offered["rounds"]}
+        assert labels["draw-accepted"] == "Kept by the draw" and labels["draw-rejected"] == "Rejected by the draw"
+
+
+def test_the_json_is_compact(data, view):
+    size = len(json.dumps(stepper_data(view), separators=(",", ":")))
+    assert size < 60_000, size  # every round's frames, without markup

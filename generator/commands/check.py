@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import UserError
 from ..paths import BUILD
+from ..render.markup import clean_url, link_problem, url_scheme
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 # End tags HTML lets an author leave out; the next sibling or the parent's end closes them.
@@ -35,7 +36,6 @@ ENDS_P = frozenset({"address", "article", "aside", "blockquote", "details", "dia
           "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup",
           "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"})
 FOREIGN = frozenset({"svg", "math"})
-SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 # rel values that make the browser contact the address by itself (preconnect and dns-prefetch open a
 # connection or a lookup without fetching anything, which still tells that host the page was opened).
 LOADING_RELS = frozenset({"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
@@ -259,23 +259,21 @@ class Site:
                 self.check_reference(rel, ref)
 
     def check_reference(self, page: str, ref: Reference) -> None:
-        url = ref.url.strip()
-        what = f"<{ref.tag} {ref.attr}={url!r}>"
+        url = clean_url(ref.url)  # as a browser reads it: entities decoded, tabs and newlines dropped
+        what = f"<{ref.tag} {ref.attr}={ref.url.strip()!r}>"
         if not url:
             self.add(page, ref.line, f"{what}: empty address")
             return
         if ref.blank_without_noopener:
             self.add(page, ref.line, f"{what} opens a new tab without rel=\"noopener\"")
-        if url.startswith("//") or SCHEME.match(url):
-            scheme = url.split(":", 1)[0].lower() if not url.startswith("//") else ""
-            if scheme == "data" and ref.tag in ("img", "source", "link"):
+        scheme = url_scheme(url)
+        if scheme:
+            if scheme == "data" and ref.tag in ("img", "source", "link") and ref.loads:
                 return  # inline bytes, not a request (e.g. href="data:," stops the favicon fetch)
-            if scheme == "javascript":
-                self.add(page, ref.line, f"{what}: javascript: URLs are blocked by the CSP")
-            elif ref.loads:
+            if ref.loads:
                 self.add(page, ref.line, f"{what} loads from another origin; only relative paths to files in the site are allowed")
-            elif scheme not in ("http", "https", "mailto", "tel", ""):
-                self.add(page, ref.line, f"{what}: a {scheme}: link will not work on the published site")
+            elif link_problem(url):
+                self.add(page, ref.line, f"{what}: {link_problem(url)}")
             return
         if url.startswith("/"):
             self.add(page, ref.line, f"{what} is an absolute path: it breaks under a project subpath and on file://; make it relative")
@@ -301,7 +299,7 @@ class Site:
                 line = text.count("\n", 0, m.start()) + 1
                 if url.startswith("data:") or url.startswith("#"):
                     continue
-                if url.startswith("//") or SCHEME.match(url) or url.startswith("/"):
+                if url_scheme(url) or url.startswith("/"):
                     self.add(rel, line, f"url({url!r}) loads from another origin or an absolute path")
                     continue
                 target = self.target(rel, urlsplit(url).path)
@@ -317,7 +315,7 @@ class Site:
                 continue
             for el in tree.iter():
                 for name, value in el.attrib.items():
-                    if name.endswith("href") and (value.startswith("//") or SCHEME.match(value)) and not value.startswith("data:"):
+                    if name.endswith("href") and url_scheme(value) not in ("", "data"):
                         self.add(rel, 0, f"the figure loads {value!r} from another origin")
         path = self.root / "figures" / "manifest.json"
         if not path.exists():
@@ -348,7 +346,7 @@ class Site:
         for rel, parser in sorted(self.pages.items()):
             for ref in parser.refs:
                 url = ref.url.strip()
-                if not ref.loads or url.startswith("//") or SCHEME.match(url):
+                if not ref.loads or url_scheme(url):
                     continue
                 target = self.target(rel, urlsplit(url).path)
                 if target is None or not (target.startswith("figures/") and target.endswith(".svg")):

@@ -4,12 +4,13 @@ YAML here has no aliases (no schema of ours needs them, and nested aliases expan
 into gigabytes), no duplicate keys (the second would silently win) and no nesting deeper than any
 of our files needs. JSON likewise refuses duplicate keys, NaN and Infinity, and deep nesting, before
 Python's recursive decoder could overflow. A value quoted in a message is cut short, so a message
-never grows with the input.
+never grows with the input. A file that is a symlink leading out of the project is not read.
 """
 from __future__ import annotations
 
 import functools
 import json
+import os
 from json.decoder import JSONObject
 from json.scanner import py_make_scanner
 from pathlib import Path
@@ -89,7 +90,27 @@ def read_text(path: Path, what: str = "file", error: type[UserError] = InputErro
         raise _as(error, exc) from None
 
 
+def outside_project(path: Path) -> str | None:
+    """Why `path` must not be read, when it is (or passes through) a symlink that leads out of the project,
+    or None. The project is the nearest folder above `path` holding both data/ and site_src/; a file with no
+    such folder above it is not checked. Symlinks that stay inside the project are followed."""
+    path = Path(os.path.abspath(path))
+    root = next((d for d in path.parents if (d / "data").is_dir() and (d / "site_src").is_dir()), None)
+    if root is None:
+        return None
+    try:
+        real, real_root = path.resolve(), root.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return f"{path}: a symlink that cannot be followed (a loop?)"
+    if real != real_root and real_root not in real.parents:
+        return f"{path}: a symlink to {real}, outside the project: refused (copy the file into the project instead)"
+    return None
+
+
 def _read_text(path: Path, what: str) -> str:
+    problem = outside_project(path)
+    if problem:
+        raise InputError(problem)
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:

@@ -23,25 +23,6 @@ class Chip:
 
 
 @dataclass(frozen=True)
-class Interval:
-    token: str
-    probability: Fraction
-    low: Fraction
-    high: Fraction
-
-
-def intervals(row: tuple[tuple[str, Fraction], ...] | None) -> tuple[Interval, ...]:
-    """The cumulative intervals engine.draw walks, skipping tokens it can never pick."""
-    out, low = [], Fraction(0)
-    for token, p in row or ():
-        if p == 0:
-            continue
-        out.append(Interval(token, p, low, low + p))
-        low += p
-    return tuple(out)
-
-
-@dataclass(frozen=True)
 class Bar:
     """One token's row in a check frame: the target's p and the draft's q and, where a rejection uses it, the
     residual; the page draws each as a bar of that length."""
@@ -50,6 +31,8 @@ class Bar:
     q: Fraction
     residual: Fraction | None
     proposed: bool
+    overlap: Fraction = Fraction(0)  # min(p, q): what acceptance delivers of this token
+    excess: Fraction = Fraction(0)  # max(0, p - q): what a rejection's residual tops up
 
 
 def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
@@ -58,9 +41,16 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
         return ()
     residual = f.residual if f.verdict == REJECTED else None
     return tuple(
-        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i], i == f.proposal)
+        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i], i == f.proposal,
+            position.overlap[i], position.excess[i])
         for i, t in enumerate(tokens)
     )
+
+
+def _draw_text(u: float | None) -> str:
+    """A uniform draw as the stepper prints it: four decimals by the pages' rounding rule ("" for none)."""
+    from .pages import fixed  # imported here: views load without Jinja
+    return "" if u is None else fixed(u, 4)
 
 
 @dataclass(frozen=True)
@@ -87,19 +77,53 @@ class FrameView:
     chips: tuple[Chip, ...]
     certain: bool  # the verdict needed no draw
     bars: tuple[Bar, ...] = ()  # p and q over every token, in a check frame
+    shown_chips: tuple[Chip, ...] = ()  # what the frame shows before its verdict: the previous frame's chips
 
     @property
-    def residual_intervals(self) -> tuple[Interval, ...]:
-        """Where in [0, 1) each residual token's share lies, so a reader can see which one the draw landed in."""
-        return intervals(self.residual)
-
-    @property
-    def bonus_intervals(self) -> tuple[Interval, ...]:
-        return intervals(self.bonus_distribution)
+    def exact_bars(self) -> tuple[Bar, ...]:
+        """The tokens the exactness picture draws: those either distribution gives some probability."""
+        return tuple(b for b in self.bars if b.p > 0 or b.q > 0)
 
     @property
     def dropped(self) -> tuple[str, ...]:
         return tuple(c.token for c in self.chips if c.state == DROPPED)
+
+    # What the stepper says in a frame, in the order a reader meets it: the evidence, then the verdict.
+    # The page's template and the stepper's script print these same strings.
+
+    @property
+    def evidence(self) -> str:
+        """The rule applied to the proposal, with its numbers, and what decides it; no verdict."""
+        if self.kind != "verify":
+            return ""
+        said = f"Accept probability min(1, p/q) = min(1, {self.p_target} ÷ {self.p_draft}) = {self.accept_probability}."
+        if not self.certain:
+            said += f" A uniform draw u keeps “{self.proposal}” if u < {self.accept_probability}:"
+        return said
+
+    @property
+    def u_text(self) -> str:
+        """The draw that settles a check decided by chance, as printed."""
+        return _draw_text(self.u)
+
+    @property
+    def verdict_note(self) -> str:
+        if self.kind != "verify":
+            return ""
+        if self.certain:
+            if self.verdict == ACCEPTED:
+                return "the accept probability is 1, so no draw is needed."
+            return "the target gives it probability 0, so no draw is needed."
+        relation = "below" if self.verdict == ACCEPTED else "not below"
+        return f"u = {self.u_text} is {relation} {self.accept_probability}."
+
+    @property
+    def replacement_u_text(self) -> str:
+        return _draw_text(self.replacement_u)
+
+    @property
+    def bonus_u_text(self) -> str:
+        return _draw_text(self.bonus_u)
 
 
 @dataclass(frozen=True)
@@ -124,6 +148,14 @@ class RoundView:
     @property
     def has_bonus(self) -> bool:
         return self.bonus is not None
+
+    @property
+    def summary(self) -> str:
+        """What the round's last frame says: how many proposals passed and what one target pass committed."""
+        n = len(self.committed)
+        bonus = " and the bonus drawn" if self.has_bonus else ""
+        return (f"The round is over: {self.accepted} of {len(self.proposals)} proposals accepted{bonus}, so {n} "
+                f"token{'' if n == 1 else 's'} committed for one pass of the target.")
 
     @property
     def every_verdict_certain(self) -> bool:
@@ -220,14 +252,19 @@ def _float(x: Fraction | None) -> float | None:
     return None if x is None else float(x)
 
 
+# Words that name a verdict: no frame title uses one, so a title never gives away what the frame reveals.
+VERDICT_WORDS = ("accepted", "rejected", "replacement", "bonus", "dropped")
+
+
 def frame_title(f: Frame, tokens) -> str:
+    """A frame's one heading: what happens in it, never how it turns out (no VERDICT_WORDS)."""
     if f.kind == "propose":
         return "The draft proposes"
     if f.kind == "verify":
-        return f"Check position {f.position}: {tokens[f.proposal]!s} {f.verdict}"
+        return f"Check position {f.position}: {tokens[f.proposal]!s}"
     if f.kind == "bonus":
-        return "Bonus token from the target"
-    return "Round over"
+        return f"One more token at position {f.position}"
+    return "End of the round"
 
 
 def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
@@ -244,6 +281,8 @@ def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
 def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens,
                positions: tuple[PositionFacts, ...] = ()) -> FrameView:
     position = next((v for v in positions if v.position == f.position), None)
+    own = chips(f, r, tokens)
+    before = chips(r.frames[number - 2], r, tokens) if f.kind in ("verify", "bonus") else own
     return FrameView(
         id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
         position=f.position, proposal=_token(tokens, f.proposal),
@@ -252,8 +291,8 @@ def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, 
         replacement=_token(tokens, f.replacement), replacement_u=_float(f.replacement_u),
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
         bonus=_token(tokens, f.bonus), bonus_u=_float(f.bonus_u),
-        committed=tuple(tokens[t] for t in f.committed), chips=chips(f, r, tokens),
-        certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens),
+        committed=tuple(tokens[t] for t in f.committed), chips=own,
+        certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens), shown_chips=before,
     )
 
 
@@ -318,31 +357,77 @@ def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> Sit
     )
 
 
+def first_draw(r: RoundView) -> int | None:
+    """The number of the round's first frame whose verdict a uniform draw decided, or None."""
+    return next((f.number for f in r.frames if f.kind == "verify" and not f.certain), None)
+
+
+def offered_rounds(p: ProfileView) -> tuple[RoundView, ...]:
+    """The rounds in the order the stepper offers them. First the round a draw decided soonest, so the round a
+    reader meets first shows a verdict settled by chance early on; then the worked round, then the rest."""
+    drawn = [r for r in p.drawn if first_draw(r) is not None]
+    if not drawn:
+        return p.rounds
+    opening = min(drawn, key=lambda r: (first_draw(r), r.frame_count))
+    return (opening, *(r for r in p.rounds if r is not opening))
+
+
 @dataclass(frozen=True)
 class StepperProfile:
-    """What the stepper shows of one profile: its name and every round, frame by frame. Nothing here is priced
-    by the cost model, so a draft-step edit leaves the stepper's HTML as it was (pages.KEPT_WIDGETS)."""
+    """What the stepper shows of one profile: its name and every round, frame by frame, in the order offered
+    (the worked round, `authored`, is the one the page writes out for reading without the script). Nothing
+    here is priced by the cost model, so a draft-step edit leaves the stepper's HTML as it was
+    (pages.KEPT_WIDGETS)."""
     id: str
     name: str
     rounds: tuple[RoundView, ...]
+    authored: RoundView
+    positions: tuple[PositionFacts, ...]
 
 
 def stepper_profiles(site: SiteView) -> tuple[StepperProfile, ...]:
-    return tuple(StepperProfile(p.id, p.name, p.rounds) for p in site.profiles)
+    return tuple(StepperProfile(p.id, p.name, offered_rounds(p), p.authored, p.positions) for p in site.profiles)
+
+
+def _fractions(row) -> list[str] | None:
+    return None if row is None else [str(x) for x in row]
+
+
+def _frame_data(f: FrameView) -> dict:
+    """One frame as the stepper's script draws it: what shows and the strings it prints, nothing it computes."""
+    out = {"id": f.id, "kind": f.kind, "title": f.title, "chips": [[c.token, c.state] for c in f.shown_chips]}
+    if f.kind == "verify":
+        out |= {"pos": f.position, "x": f.proposal, "a": str(f.accept_probability), "u": f.u_text or None,
+                "verdict": str(f.verdict), "evidence": f.evidence, "note": f.verdict_note}
+        if f.verdict == REJECTED:
+            out |= {"rep": f.replacement, "ru": f.replacement_u_text}
+    elif f.kind == "bonus":
+        out |= {"pos": f.position, "b": f.bonus, "bu": f.bonus_u_text}
+    elif f.kind == "done":
+        out["dropped"] = list(f.dropped)
+    return out
+
+
+def _round_data(r: RoundView) -> dict:
+    return {"id": r.id, "label": r.label, "summary": r.summary, "proposals": list(r.proposals),
+            "frames": [_frame_data(f) for f in r.frames]}
 
 
 def stepper_data(site: SiteView) -> dict:
-    """The JSON the stepper reads: which frames exist and what to announce; the frames' HTML is in the page."""
+    """The JSON the stepper's script draws every frame from: per profile, each position's p, q, min(p, q),
+    max(0, p - q) and residual once (exact fractions as text), and each round's frames in the order offered."""
     return {
+        "tokens": list(site.tokens),
         "profiles": [
             {
                 "id": p.id, "name": p.name,
-                "rounds": [
-                    {"id": r.id, "label": r.label,
-                     "frames": [{"id": f.id, "title": f.title} for f in r.frames]}
-                    for r in p.rounds
+                "positions": [
+                    {"p": _fractions(v.target), "q": _fractions(v.draft), "min": _fractions(v.overlap),
+                     "top": _fractions(v.excess), "r": _fractions(v.residual)}
+                    for v in p.positions
                 ],
+                "rounds": [_round_data(r) for r in p.rounds],
             }
-            for p in site.profiles
-        ]
+            for p in stepper_profiles(site)
+        ],
     }

@@ -9,16 +9,21 @@ and everything else works from any folder and from file://.
 
 The date is SOURCE_DATE_EPOCH when set, else the commit's date, never the clock: two builds of
 one commit are byte-identical. Outside a git checkout and without SOURCE_DATE_EPOCH a page shows
-neither date nor commit.
+neither date nor commit, only the version; a tree with tracked files that differ from the commit
+shows "(modified)" after it; without git on PATH the build says so in one warning line. The commit
+is read with plain `git` commands.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from markupsafe import Markup
@@ -38,6 +43,7 @@ class BuildInfo:
     site_url: str = ""  # absolute, ending in "/", or "" for none
     date: str = ""  # YYYY-MM-DD, or "" when unknown
     commit: str = ""  # the full hash, or "" outside a git checkout
+    modified: bool = False  # built from a tree that differs from the commit: the footer says "(modified)"
     version: str = __version__
     content_licence: str = "CC BY 4.0"  # text, figures and data (LICENSE-CONTENT.md)
     content_licence_url: str = "https://creativecommons.org/licenses/by/4.0/"
@@ -79,35 +85,61 @@ def source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def commit_of(root: Path) -> tuple[str, int | None]:
-    """(hash, commit time) of the checkout's HEAD, or ("", None) when there is no git or no checkout."""
-    return _git_log(root)
+@dataclass(frozen=True)
+class Commit:
+    """The checkout the site is built from, as `git` reports it."""
+    hash: str = ""  # HEAD's full hash, or "" outside a checkout (or without git)
+    time: int | None = None  # HEAD's commit time
+    modified: bool = False  # a tracked file differs from HEAD
+    git: bool = True  # whether `git` could be run at all
 
 
-def _git_log(root: Path) -> tuple[str, int | None]:
-    import subprocess
-
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+    """`git -C root ARGS`, or None when git is not on PATH."""
     try:
-        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H %ct"],
-                              capture_output=True, text=True, timeout=10)
+        return subprocess.run(["git", "-C", str(root), "--no-optional-locks", *args], capture_output=True, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return None
     except (OSError, subprocess.SubprocessError):
-        return "", None
-    m = re.fullmatch(r"([0-9a-f]{40}) (\d+)\s*", done.stdout) if done.returncode == 0 else None
-    return (m.group(1), int(m.group(2))) if m else ("", None)
+        return subprocess.CompletedProcess(args, 1, "", "")
 
 
-def build_stamp(root: Path) -> tuple[str, str, int | None]:
-    """What a build's output depends on beyond its files: the address override, the date and the commit.
-    Part of the site's cache key, so a build with another address or commit is never served from cache."""
-    commit, commit_time = commit_of(root)
+def read_commit(root: Path) -> Commit:
+    """HEAD's hash and time, and whether a tracked file under `root` differs from it (untracked files do not
+    count: a build's own output folder is one). Outside a checkout: no hash; without git: git=False."""
+    log = _git(root, "log", "-1", "--format=%H %ct")
+    if log is None:
+        return Commit(git=False)
+    m = re.fullmatch(r"([0-9a-f]{40}|[0-9a-f]{64}) (\d+)\s*", log.stdout) if log.returncode == 0 else None
+    if m is None:
+        return Commit()
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
+    modified = status is None or status.returncode != 0 or bool(status.stdout.strip())
+    return Commit(m.group(1), int(m.group(2)), modified)
+
+
+NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alone (no commit, and no date " \
+                 "unless SOURCE_DATE_EPOCH is set)"
+
+
+def build_stamp(root: Path, warn=None) -> tuple[str, str, int | None, bool]:
+    """What a build's output depends on beyond its files: the address override, the commit, the date and
+    whether the tree differs from the commit. Part of the site's cache key, so a build with another address
+    or commit is never served from cache. Without git, `warn` (default: print to stderr) gets one line."""
+    commit = read_commit(root)
+    if not commit.git:
+        (warn or (lambda line: print(line, file=sys.stderr, flush=True)))(NO_GIT_WARNING)
     epoch = source_date_epoch()
-    return os.environ.get(SITE_URL_ENV, "").strip(), commit, epoch if epoch is not None else commit_time
+    return (os.environ.get(SITE_URL_ENV, "").strip(), commit.hash, epoch if epoch is not None else commit.time,
+            commit.modified)
 
 
-def build_info(url: str, stamp: tuple[str, str, int | None]) -> BuildInfo:
-    _, commit, epoch = stamp
+def build_info(url: str, stamp: tuple) -> BuildInfo:
+    """The footer's facts from build_stamp's (address, commit, date, modified)."""
+    _, commit, epoch, modified = (*stamp, False)[:4]
     date = time.strftime("%Y-%m-%d", time.gmtime(epoch)) if epoch is not None else ""
-    return BuildInfo(url, date, commit)
+    return BuildInfo(url, date, commit, modified=bool(commit and modified))
 
 
 def _xml_text(text: str) -> str:
@@ -146,9 +178,32 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_ID = re.compile(r"""\sid=["']([^"']+)["']""")
-_ELSEWHERE = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
-_REF = re.compile(r"""<(a|link|img|script|source|area|iframe)\b[^>]*?\s(href|src)=["']([^"']*)["']""", re.I)
+_LINKING = MappingProxyType({"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src",
+            "iframe": "src"})
+
+
+def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
+    """The ids in a page, and each (tag, address) of its links and assets, read by an HTML parser (in time
+    that grows with the page, whatever it holds)."""
+    from html.parser import HTMLParser
+
+    ids: set[str] = set()
+    refs: list[tuple[str, str]] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            for name, value in attrs:
+                if name == "id" and value:
+                    ids.add(value)
+                elif name == _LINKING.get(tag) and value is not None:
+                    refs.append((tag, value))
+
+        handle_startendtag = handle_starttag
+
+    parser = Links(convert_charrefs=True)
+    parser.feed(text)
+    parser.close()
+    return ids, refs
 
 
 def _source_of(rel: str, url: str, pages) -> str:
@@ -168,17 +223,21 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
     they are written, with a scan cheap enough for every build; `check` also covers what a build
     cannot get wrong by itself (HTML structure, other origins, alt text)."""
-    import html
     import posixpath
     from urllib.parse import unquote, urlsplit
 
-    texts = {rel: data.decode("utf-8", errors="replace") for rel, data in files.items() if rel.endswith(".html")}
-    ids = {rel: set(_ID.findall(text)) for rel, text in texts.items()}
+    from ..render.markup import clean_url, link_problem, url_scheme
+
+    read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
+    ids = {rel: found[0] for rel, found in read.items()}
     out = []
-    for rel, text in sorted(texts.items()):
-        for m in _REF.finditer(text):
-            url = html.unescape(m.group(3)).strip()
-            if not url or url == "#top" or _ELSEWHERE.match(url):
+    for rel, (_, refs) in sorted(read.items()):
+        for tag, value in refs:
+            url = clean_url(value)
+            if tag in ("a", "area") and link_problem(value):
+                out.append((rel, value, link_problem(value)))
+                continue
+            if not url or url == "#top" or url_scheme(url):
                 continue  # other origins, data: and mailto: are `check`'s business
             if url.startswith("/"):
                 out.append((rel, url, "an absolute path breaks under a project subpath and on file://; make it relative"))

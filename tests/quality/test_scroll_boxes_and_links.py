@@ -1,5 +1,5 @@
-"""The Markdown post-processing in generator/render/pages.py that the accessibility and security gates rely on."""
-from generator.render.pages import Heading, markdown_renderer, render_markdown, wrap_scroll_boxes
+"""The Markdown post-processing in generator/render/markdown.py that the accessibility and security gates rely on."""
+from generator.render.pages import markdown_renderer, render_markdown
 
 PAGE = """\
 Intro with [an outside source](https://example.org/paper) and [a page here](cost.html).
@@ -39,13 +39,19 @@ def test_a_display_equation_becomes_a_focusable_group():
 
 
 def test_a_box_before_any_heading_is_named_by_its_kind_alone():
-    html = wrap_scroll_boxes("<table>\n<tr><td>1</td></tr>\n</table>", [])
+    html, _ = render_markdown(markdown_renderer(), "| a |\n| - |\n| 1 |\n")
     assert 'aria-label="Table"' in html
 
 
-def test_a_table_written_as_html_with_attributes_is_left_alone():
-    raw = '<table class="mine"><tr><td>1</td></tr></table>'
-    assert wrap_scroll_boxes(raw, [Heading(2, "x", "X")]) == raw
+def test_a_table_written_as_html_is_left_alone():
+    raw = '<table class="mine"><tr><td>1</td></tr></table>\n'
+    html, _ = render_markdown(markdown_renderer(), "## X\n\n" + raw)
+    assert html.endswith(raw) and "table-scroll" not in html
+
+
+def test_a_raw_html_link_out_of_the_site_gets_noopener_too():
+    html, _ = render_markdown(markdown_renderer(), '<p><a href="https://example.org/y" title="t">out</a></p>\n')
+    assert '<a href="https://example.org/y" title="t" rel="noopener noreferrer">out</a>' in html
 
 
 def test_external_links_get_noopener_and_noreferrer_and_internal_ones_do_not():

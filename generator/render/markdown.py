@@ -1,0 +1,173 @@
+"""A page's text after Jinja, as HTML: markdown-it with tables, footnotes, heading anchors and $math$.
+
+Everything is done on markdown-it's tokens, never by searching the HTML it writes, so the time taken
+grows with the text and no more: raw HTML is checked against the allowlist (markup.py), widget
+placeholders are swapped for the widgets' HTML, formulas become MathML (math.py), each heading's "#"
+link gets a name, each table and display equation becomes a named, focusable scroll box, and each
+link that leaves the site gets rel="noopener noreferrer".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from markupsafe import escape
+
+from .markup import NOOPENER, MarkupProblem, check_html, leaves_site, link_problem
+from .math import math_renderer, to_mathml
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+_LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
+_PLACEHOLDER = re.compile(r"<!--widget-(\d+)-->(\s*)")
+
+
+@dataclass
+class Heading:
+    level: int
+    id: str
+    text: str
+
+
+def placeholder(n: int) -> str:
+    """What a page's text holds where its n-th widget goes: an HTML comment on lines of its own."""
+    return f"\n\n<!--widget-{n}-->\n\n"
+
+
+def _math_inline(self, tokens, idx, options, env) -> str:
+    return f'<span class="math inline">{tokens[idx].meta["mathml"]}</span>'
+
+
+def _math_block(self, tokens, idx, options, env) -> str:
+    tok = tokens[idx]
+    return (f'<div class="math block" role="group" tabindex="0" aria-label="{tok.meta["label"]}">\n'
+            f'{tok.meta["mathml"]}\n</div>\n')
+
+
+def markdown_renderer() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.anchors import anchors_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    md = MarkdownIt("commonmark", {"html": True, "typographer": True}).enable(["table", "replacements", "smartquotes"])
+    dollarmath_plugin(md, allow_digits=False, renderer=math_renderer)
+    md.add_render_rule("math_inline", _math_inline)  # the MathML made in render_markdown, where the line is known
+    md.add_render_rule("math_block", _math_block)
+    footnote_plugin(md)
+    anchors_plugin(md, min_level=2, max_level=3, permalink=True, permalinkSymbol="#", permalinkBefore=False)
+    return md
+
+
+def _at(exc: MarkupProblem, line: int | None) -> MarkupProblem:
+    if exc.line is None:
+        exc.line = line
+    return exc
+
+
+def _fill_widgets(tok: Token, widgets: Sequence[str], used: list[bool], line: int | None) -> bool:
+    """Swap a placeholder block for its widget's HTML; whether `tok` was one."""
+    m = _PLACEHOLDER.fullmatch(tok.content)
+    if m is None:
+        return False
+    n = int(m.group(1))
+    if n >= len(widgets) or used[n]:
+        raise MarkupProblem(f"a widget placeholder cannot be written by hand ({m.group(0).strip()}); "
+                            'use {{ widget("name") }}', m.group(0).strip(), line)
+    used[n] = True
+    tok.content = widgets[n] + m.group(2)
+    return True
+
+
+def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
+    """Raw HTML, widget placeholders, formulas, links and footnote references, token by token."""
+    used = [False] * len(widgets)
+    for tok in tokens:
+        line = tok.map[0] + 1 if tok.map else None
+        try:
+            if tok.type == "html_block" and not _fill_widgets(tok, widgets, used, line):
+                tok.content = check_html(tok.content, line or 0)
+            elif tok.type == "math_block":
+                tok.meta["mathml"] = to_mathml(tok.content.strip(), True)
+        except MarkupProblem as exc:
+            raise _at(exc, line) from None
+        for child in tok.children or ():
+            try:
+                if child.type == "html_inline":
+                    child.content = check_html(child.content, line or 0)
+                elif child.type == "math_inline":
+                    child.meta["mathml"] = to_mathml(child.content.strip(), False)
+                elif child.type == "link_open":
+                    href = str(child.attrGet("href") or "")
+                    if link_problem(href):
+                        raise MarkupProblem(link_problem(href), href)
+                    if leaves_site(href) and child.attrGet("rel") is None:
+                        child.attrSet("rel", NOOPENER.split('"')[1])
+                elif child.type == "text":
+                    loose = _LOOSE_FOOTNOTE.search(child.content)
+                    if loose:
+                        raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
+                                            f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
+            except MarkupProblem as exc:
+                raise _at(exc, line) from None
+    if not all(used):
+        raise MarkupProblem("a widget must stand on a line of its own, outside code and lists "
+                            f"(widget {used.index(False) + 1} of the page did not)", "widget(")
+
+
+def _label_boxes(tokens: list[Token], headings: list[Heading]) -> list[Token]:
+    """Name each heading's "#" link, and make every table and display equation a named, focusable scroll box.
+
+    Both are wider than a phone; a box that scrolls but cannot take focus cannot be scrolled from the
+    keyboard (WCAG 2.1.1). A box is named after the section it sits in, numbered when a section has more.
+    Widgets label their own boxes."""
+    from markdown_it.token import Token
+
+    names = {h.id: h.text for h in headings}
+    section, seen, out = "", {}, []
+
+    def label(kind: str) -> str:
+        base = f"{kind}: {section}" if section else kind
+        seen[base] = seen.get(base, 0) + 1
+        return str(escape(base if seen[base] == 1 else f"{base} ({seen[base]})"))
+
+    for tok in tokens:
+        if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
+            section = names.get(str(tok.attrs.get("id", "")), section)
+        elif tok.type == "inline" and tok.children:
+            for child in tok.children:
+                if child.type == "link_open" and child.attrGet("class") == "header-anchor":
+                    text = names.get(str(child.attrGet("href") or "")[1:])
+                    if text:
+                        child.attrSet("aria-label", f"Link to this section: {text}")
+        elif tok.type == "math_block":
+            tok.meta["label"] = label("Equation")
+        elif tok.type == "table_open":
+            box = Token("html_block", "", 0)
+            box.content = f'<div class="table-scroll" role="region" tabindex="0" aria-label="{label("Table")}">\n'
+            out.append(box)
+        out.append(tok)
+        if tok.type == "table_close":
+            end = Token("html_block", "", 0)
+            end.content = "</div>\n"
+            out.append(end)
+    return out
+
+
+def render_markdown(md: MarkdownIt, text: str, widgets: Sequence[str] = ()) -> tuple[str, list[Heading]]:
+    """The page's HTML and its h2/h3 headings; `widgets`: the HTML of each placeholder(n) in the text.
+    A problem is a MarkupProblem with the line in `text` where it was found."""
+    env: dict = {}
+    tokens = md.parse(text, env)
+    _check_tokens(tokens, widgets)
+    headings = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
+            inline = tokens[i + 1]
+            label = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
+            headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), label.strip()))
+    return md.renderer.render(_label_boxes(tokens, headings), md.options, env), headings

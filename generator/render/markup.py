@@ -1,0 +1,160 @@
+"""Raw HTML in a page's Markdown: the allowlist of tags and attributes, and the one rule for addresses.
+
+An address is judged as a browser reads it: character references decoded, C0 controls and spaces cut
+from both ends, tabs and newlines removed from within, the scheme compared without regard to case.
+So `java&#x09;script:`, `JaVaScRiPt:` and `&#106;avascript:` are all `javascript:`. A link may be
+relative, `http:`, `https:` or `mailto:`; nothing else. `check` (commands/check.py) applies the same
+rule to every link in a built site.
+
+This module imports nothing heavy: `check` uses it without Markdown or Jinja.
+"""
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+
+from ..errors import UserError
+from ..model.readers import shown
+
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})  # and relative addresses
+_SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):")
+_ENDS = "".join(map(chr, range(0x21)))  # C0 controls and the space: a browser cuts them from both ends
+_WITHIN = str.maketrans("", "", "\t\n\r")  # a browser drops these anywhere in an address
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_url(value: str) -> str:
+    """The address a browser follows for an attribute value (entities decoded, ends trimmed, tabs and
+    newlines removed). Decoding a value an HTML parser has decoded already only ever finds more schemes."""
+    return html.unescape(value).strip(_ENDS).translate(_WITHIN)
+
+
+def url_scheme(value: str) -> str:
+    """The scheme of an address in lower case ("javascript"), "//" for one relative to the scheme
+    (another origin), "" for a relative address; "control" when a control character is left in it."""
+    url = clean_url(value)
+    if _CONTROL.search(url):
+        return "control"
+    m = _SCHEME.match(url.lower())
+    if m:
+        return m.group(1)
+    return "//" if url[:2] in ("//", "\\\\", "/\\", "\\/") else ""
+
+
+def link_problem(value: str) -> str | None:
+    """Why a reader must not be sent to this address, or None: only relative, http:, https: and mailto: links pass."""
+    scheme = url_scheme(value)
+    if scheme in ("", "//") or scheme in LINK_SCHEMES:
+        return None
+    if scheme == "control":
+        return "a link with a control character in its address is not allowed in a page"
+    return f"a link to {scheme}: is not allowed in a page (only relative, http:, https: and mailto: links)"
+
+
+def leaves_site(value: str) -> bool:
+    """A link to another site (http:, https: or //), which gets rel="noopener noreferrer"."""
+    return url_scheme(value) in ("http", "https", "//")
+
+
+# Raw HTML in a page's Markdown: only these harmless tags and attributes. Nothing that loads, runs or
+# styles (script, style, link, meta, iframe, img, on*=, style=, src): links and pictures are written in
+# Markdown or come from widgets, so the CSP and `check` have nothing to be surprised by.
+RAW_HTML_TAGS = frozenset({
+    "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "data", "dd", "del", "details", "dfn",
+    "div", "dl", "dt", "em", "figcaption", "figure", "h2", "h3", "h4", "hr", "i", "ins", "kbd", "li", "mark", "ol",
+    "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
+    "thead", "time", "tr", "u", "ul", "var", "wbr",
+})
+RAW_HTML_ATTRIBUTES = frozenset({
+    "aria-describedby", "aria-hidden", "aria-label", "class", "colspan", "datetime", "dir", "hidden", "href",
+    "hreflang", "id", "lang", "open", "rel", "role", "rowspan", "scope", "title", "value",
+})
+NOOPENER = ' rel="noopener noreferrer"'
+
+
+class MarkupProblem(UserError):
+    """Something in a page's text that cannot go on the page. `needle` finds its line in the page's source;
+    `line` is the line in the text after Jinja, when known (the page's own line is preferred)."""
+
+    def __init__(self, message: str, needle: str = "", line: int | None = None):
+        super().__init__(message)
+        self.needle, self.line = needle, line
+
+
+class RawHtmlError(MarkupProblem):
+    """Raw HTML outside the allowlist; `needle` is the offending tag."""
+
+
+class _RawHtml(HTMLParser):
+    """Checks one piece of raw HTML, and notes where a link to another site needs rel="noopener noreferrer"."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.problem: tuple[str, str, bool] | None = None  # the tag, why, and whether to list what is allowed
+        self.noopener: list[tuple[tuple[int, int], str]] = []  # (line, column) of a start tag, and its text
+
+    def _refuse(self, snippet: str, why: str, hint: bool = True) -> None:
+        if self.problem is None:
+            self.problem = (snippet, why, hint)
+
+    def handle_starttag(self, tag, attrs):
+        snippet = self.get_starttag_text() or f"<{tag}>"
+        if tag not in RAW_HTML_TAGS:
+            return self._refuse(snippet, f"raw HTML <{tag}> is not allowed in a page")
+        names = set()
+        for name, value in attrs:
+            names.add(name)
+            if name not in RAW_HTML_ATTRIBUTES or (name == "href" and tag != "a"):
+                return self._refuse(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
+            if name == "href" and link_problem(value or ""):
+                return self._refuse(snippet, link_problem(value or ""), hint=False)
+        if tag == "a" and "rel" not in names and any(n == "href" and leaves_site(v or "") for n, v in attrs):
+            self.noopener.append((self.getpos(), snippet))
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        if tag not in RAW_HTML_TAGS:
+            self._refuse(f"</{tag}", f"raw HTML </{tag}> is not allowed in a page")
+
+    def handle_comment(self, data):
+        if data.strip().startswith("widget-"):
+            self._refuse(f"<!--{data}-->", "a widget placeholder cannot be written by hand; use {{ widget(\"name\") }}",
+                         hint=False)
+
+    def handle_decl(self, decl):
+        self._refuse(f"<!{decl}", "a raw HTML declaration is not allowed in a page")
+
+    def handle_pi(self, data):
+        self._refuse(f"<?{data}", "a raw HTML processing instruction is not allowed in a page")
+
+    def unknown_decl(self, data):
+        self._refuse(f"<![{data}", "raw HTML CDATA is not allowed in a page")
+
+
+def _with_noopener(text: str, tags: list[tuple[tuple[int, int], str]]) -> str:
+    """`text` with rel="noopener noreferrer" written into each start tag listed (by position and text)."""
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    out, done = [], 0
+    for (line, column), tag in tags:
+        at = starts[line - 1] + column + len(tag) - (2 if tag.endswith("/>") else 1)
+        out += [text[done:at], NOOPENER]
+        done = at
+    return "".join(out) + text[done:]
+
+
+def check_html(text: str, line: int = 0) -> str:
+    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES, naming the first offending tag; return the
+    text with rel="noopener noreferrer" on each link that leaves the site. `line`: where the text starts."""
+    parser = _RawHtml()
+    parser.feed(text)
+    parser.close()
+    if parser.problem:
+        snippet, why, hint = parser.problem
+        allowed = "; use Markdown, a widget, or one of: " + ", ".join(sorted(RAW_HTML_TAGS)) if hint else ""
+        raise RawHtmlError(f"{why} ({shown(snippet)}){allowed}", snippet, line or None)
+    return _with_noopener(text, parser.noopener) if parser.noopener else text
