@@ -126,7 +126,7 @@ def test_a_link_that_leaves_the_project_is_refused_in_one_line(where, project, t
     done = cli_build(project)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {where}: a link to ") and "outside the project" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {where}: a symlink to ") and "outside the project" in lines[0]
     assert (project / "build" / "index.html").read_text() == "previous"
 
 

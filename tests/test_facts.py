@@ -170,7 +170,7 @@ LAYERS = {  # module -> the generator modules it may import
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
     "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "profiles", "requirements"},
-    "views": {"engine", "facts"},
+    "views": {"engine", "facts", "pages"},
     "palette": set(),
     "figure_registry": {"digest", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line

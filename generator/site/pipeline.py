@@ -23,6 +23,7 @@ from ..model.config import SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
+from ..model.readers import outside_project
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .output import target_of, write_atomically
@@ -70,10 +71,9 @@ def build(root: Path, out: Path, *, clean: bool = False, cache: Cache | None = N
 
 
 def refuse_links_out(root: Path) -> None:
-    """Every file the build reads under data/ and site_src/ is read through its links, so it is hashed and
-    published as it is now; a link that leads out of the project is refused in one line (a page or an
-    asset could otherwise publish any file of the machine)."""
-    inside = os.path.join(os.path.realpath(root), "")
+    """Every file the build reads under data/ and site_src/ is read through its links, as it is now; a link
+    that leads out of the project is refused in one line (a page or an asset could otherwise publish any
+    file of the machine): readers.outside_project, the rule every reader applies, checked up front."""
     seen: set[str] = set()
     for folder in INPUT_FOLDERS:
         for here, dirs, names in os.walk(root / folder, followlinks=True):
@@ -83,11 +83,10 @@ def refuse_links_out(root: Path) -> None:
                 continue
             seen.add(real)
             for name in (*dirs, *names):
-                path = os.path.join(here, name)
-                if os.path.islink(path) and not os.path.join(os.path.realpath(path), "").startswith(inside):
-                    shown = os.path.relpath(path, root)
-                    raise BuildError(f"{shown}: a link to {os.path.realpath(path)}, outside the project; "
-                                     "copy the file into the project instead")
+                path = Path(here, name)
+                problem = outside_project(path) if path.is_symlink() else None
+                if problem:
+                    raise BuildError(problem)
 
 
 def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
