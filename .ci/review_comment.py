@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
-"""The figure review's sticky comment on a pull request: its text, and posting or updating it.
+"""The figure review's sticky comment on a pull request: the review, its text, and posting or updating it.
 
 Run by .github/workflows/figure-review-comment.yml, a `workflow_run` workflow that holds a token
 allowed to write pull-request comments. That workflow checks out the default branch (never the
-pull request), so this file is trusted code; what it reads is not: review.json and pr.json come
-from the artifact of a run that built the pull request's code. Both are therefore treated as
-data: numbers must be numbers, names must look like figure names, every string is cut short and
-escaped, and the pull request named in pr.json must really be at the commit the run built.
+pull request), so this file and generator/commands/compare.py beside it are trusted code; what
+they read is not: the two builds and pr.json come from the artifact of a run that built the pull
+request's code. `review` compares the builds here, with the default branch's `compare`, so the
+pull request's code never writes review.json; `post` still treats it as data (numbers must be
+numbers, names must look like figure names, every string is cut short and escaped) because the
+builds' names and captions are the pull request's, and the pull request named in pr.json must
+really be at the commit the run built.
 
-Standard library only, so it runs on the bare runner without installing anything.
+Standard library only (compare.py is too), so it runs on the bare runner without installing anything.
 
+    python3 .ci/review_comment.py review BUILDS_DIR --out REVIEW_DIR   (BUILDS_DIR holds base/, head/, pr.json)
     python3 .ci/review_comment.py body REVIEW_DIR [--review-url URL] [--run-url URL]
-    python3 .ci/review_comment.py post REVIEW_DIR --repo OWNER/NAME --run-id ID --head-sha SHA [--run-url URL]
-
-To post, the address of the review page is looked up from the run's artifacts (figure-review.html,
-uploaded unzipped so that it opens in one click), not taken from the artifact.
+    python3 .ci/review_comment.py post REVIEW_DIR --repo OWNER/NAME --head-sha SHA [--review-url URL] [--run-url URL]
 """
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent  # the default branch's checkout
 MARKER = "<!-- figure-review -->"
 BOT = "github-actions[bot]"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -135,16 +138,27 @@ def pull_request_number(folder: Path) -> int | None:
     return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
 
 
-REVIEW_PAGE = "figure-review.html"
+def review(builds: Path, out: Path) -> str:
+    """Compare BUILDS/base with BUILDS/head using this checkout's compare, into OUT (with pr.json beside).
 
+    A base that did not build is missing from the artifact: every figure then shows as added."""
+    sys.path.insert(0, str(ROOT))
+    from generator.commands.compare import headline, write_review
+    from generator.errors import UserError
 
-def review_page_url(api: Api, repo: str, run_id: int) -> str:
-    """The web address of the run's unzipped review page, or "" when the run has none."""
-    listed = api("GET", f"/repos/{repo}/actions/runs/{run_id}/artifacts?per_page=100", None)
-    for artifact in (listed or {}).get("artifacts", []) if isinstance(listed, dict) else []:
-        if artifact.get("name") == REVIEW_PAGE and isinstance(artifact.get("id"), int) and not artifact.get("expired"):
-            return f"https://github.com/{repo}/actions/runs/{run_id}/artifacts/{artifact['id']}"
-    return ""
+    base, head = builds / "base", builds / "head"
+    if not head.is_dir():
+        raise SystemExit(f"error: {head}: the pull request's build is missing from the artifact")
+    if not base.is_dir():
+        base = builds / "empty-base"
+        base.mkdir(exist_ok=True)
+    try:
+        figs, pages = write_review(base, head, out)
+    except UserError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if (builds / "pr.json").is_file() and not (builds / "pr.json").is_symlink():
+        shutil.copyfile(builds / "pr.json", out / "pr.json")
+    return headline(figs, pages)
 
 
 def post(api: Api, repo: str, number: int, head_sha: str, text: str) -> str:
@@ -168,29 +182,35 @@ def post(api: Api, repo: str, number: int, head_sha: str, text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     top = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    top.add_argument("action", choices=("body", "post"))
-    top.add_argument("review", type=Path, help="the unpacked review artifact: review.json (and pr.json to post)")
-    top.add_argument("--review-url", default="", help="(body only) the review page's address")
+    top.add_argument("action", choices=("review", "body", "post"))
+    top.add_argument("review", type=Path, help="review: the unpacked builds (base/, head/, pr.json); "
+                     "body, post: the review folder (review.json, and pr.json to post)")
+    top.add_argument("--out", type=Path, help="(review only) the folder to write the review into")
+    top.add_argument("--review-url", default="", help="the review page's address (the upload step's artifact-url)")
     top.add_argument("--run-url", default="")
     top.add_argument("--repo", default="")
-    top.add_argument("--run-id", type=int, default=0, help="the review run, whose artifacts hold the review page")
     top.add_argument("--head-sha", default="", help="the commit the review run built (from the workflow_run event)")
     args = top.parse_args(argv)
+    if args.action == "review":
+        if args.out is None:
+            top.error("review needs --out")
+        print(f"wrote {args.out}: {review(args.review, args.out)}")
+        return 0
     try:
         pr = json.loads((args.review / "pr.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pr = {}
     base_sha = str(pr.get("base_sha", "")) if isinstance(pr, dict) else ""
-    review = read_review(args.review)
+    found = read_review(args.review)
     if args.action == "body":
-        sys.stdout.write(body(review, args.review_url, args.run_url, args.head_sha, base_sha))
+        sys.stdout.write(body(found, args.review_url, args.run_url, args.head_sha, base_sha))
         return 0
     number = pull_request_number(args.review)
-    if number is None or not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repo) or not SHA.match(args.head_sha) or args.run_id <= 0:
-        print("error: pr.json, --repo, --run-id or --head-sha is missing or malformed", file=sys.stderr)
+    if number is None or not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repo) or not SHA.match(args.head_sha):
+        print("error: pr.json, --repo or --head-sha is missing or malformed", file=sys.stderr)
         return 2
     api = github_api(os.environ["GITHUB_TOKEN"])
-    text = body(review, review_page_url(api, args.repo, args.run_id), args.run_url, args.head_sha, base_sha)
+    text = body(found, args.review_url, args.run_url, args.head_sha, base_sha)
     print(post(api, args.repo, number, args.head_sha, text))
     return 0
 

@@ -100,7 +100,8 @@ def test_the_identity_and_convergence_summaries_cover_what_the_issue_asks(ctx):
 def test_the_stepper_json_lists_exactly_the_rendered_frames(ctx):
     data = stepper_data(ctx)
     ids = [f["id"] for p in data["profiles"] for r in p["rounds"] for f in r["frames"]]
-    assert ids == [f.id for p in ctx.profiles for r in p.rounds for f in r.frames]
+    assert len(set(ids)) == len(ids)  # each frame once, in the order the rounds are offered
+    assert sorted(ids) == sorted(f.id for p in ctx.profiles for r in p.rounds for f in r.frames)
 
 
 def test_identity_failures_are_counted_not_assumed(inputs, monkeypatch):
@@ -170,11 +171,15 @@ LAYERS = {  # module -> the generator modules it may import
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
     "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "profiles", "requirements"},
-    "views": {"engine", "facts", "pages"},
+    "views": {"decimals", "engine", "facts", "pages"},
+    "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
+    "figure_words": set(),  # the words of alt texts and captions
+    "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
+    "figures": {"chart", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
     "figure_registry": {"digest", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
-    "card": {"errors"},  # Pillow and matplotlib's font files, never matplotlib itself
+    "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads
     "output": {"report"},  # the atomic write
 }
@@ -238,3 +243,12 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
         draw = figure_registry.drawing_function(job.ref.function)
         assert inspect.isfunction(draw) and draw.__module__ == figures.__name__, job.ref.function
         inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
+
+
+def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
+    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to figures.py's imports within render/."""
+    from generator.site.assemble import DRAWING_CODE
+
+    found = {"figures"} | {name for name in _imports(ROOT / "generator" / "render" / "figures.py")
+                           if (ROOT / "generator" / "render" / f"{name}.py").is_file()}
+    assert sorted(f"{name}.py" for name in found) == sorted(DRAWING_CODE)

@@ -1,5 +1,7 @@
-import hashlib
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from fractions import Fraction as F
 from pathlib import Path
@@ -8,7 +10,6 @@ import pytest
 
 from generator.model.analysis import best_draft_length, leviathan_speedup, round_length_distribution
 from generator.render import figures
-from generator.render.svgchart import Mark, Scale
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -118,8 +119,14 @@ def acceptance():
 BUILDERS = [profile, convergence, error, round_lengths, speedup, roofline, acceptance]
 
 
-def digest() -> str:
-    return hashlib.sha256("".join(b().svg for b in BUILDERS).encode()).hexdigest()
+@pytest.fixture(scope="module")
+def facts():
+    from generator.model.config import load_config
+    from generator.model.facts import build_facts
+    from generator.model.profiles import load_profiles
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    return build_facts(load_profiles(config.profiles_path()), config)
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +144,7 @@ def test_every_figure_is_parseable_svg_that_scales_with_its_container(drawn, bui
     root = ET.fromstring(fig.svg)
     assert root.tag == f"{SVG}svg"
     assert re.fullmatch(r"0 0 [\d.]+ [\d.]+", root.get("viewBox"))
-    assert fig.svg.startswith("<svg")
+    assert "Matplotlib v" in fig.svg  # made by matplotlib, and it says so
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
@@ -156,30 +163,19 @@ def test_every_figure_keeps_its_text_as_text_and_stays_small(drawn, builder):
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
-def test_every_figure_sits_on_a_light_card_with_a_transparent_surround(drawn, builder):
-    svg = drawn[builder.__name__].svg
-    assert "fill: #ffffff" in svg
-    first_path = ET.fromstring(svg).find(f".//{SVG}path")
-    assert "fill: #ffffff" not in (first_path.get("style") or "")  # the rectangular figure patch is not painted
+def test_every_figure_sits_on_a_rounded_light_card_with_a_transparent_surround(drawn, builder):
+    first = ET.fromstring(drawn[builder.__name__].svg).find(f".//{SVG}path")  # the figure's own square is not drawn
+    assert "fill: #ffffff" in first.get("style") and " Q " in first.get("d")  # the card: white, with round corners
 
 
-@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
-def test_no_figure_carries_a_stylesheet_that_would_leak_into_the_page(drawn, builder):
-    assert "<style" not in drawn[builder.__name__].svg
-
-
-@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
-def test_every_id_left_in_a_figure_is_referenced(drawn, builder):
-    svg = drawn[builder.__name__].svg
-    for ident in re.findall(r' id="([^"]+)"', svg):
-        assert f"#{ident}" in svg
-
-
-def test_two_figures_inlined_on_one_page_share_no_ids(drawn):
-    seen = {}
-    for name, fig in drawn.items():
-        for ident in re.findall(r' id="([^"]+)"', fig.svg):
-            assert seen.setdefault(ident, name) == name
+def test_each_figure_salts_its_ids_with_its_own_name():
+    """svg.hashsalt is the figure's name: the same drawing under two names gets different hatch and clip ids, the
+    same name the same ids (no random salt: the bytes repeat)."""
+    a, b = (figures.acceptance_bars(n, ["1", "2"], [("x", [F(1, 2), F(1)]), ("y", [F(1, 4), F(3, 4)])]).svg
+            for n in ("one", "two"))
+    ids = [set(re.findall(r' id="([hp][0-9a-f]{10})"', svg)) for svg in (a, b)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    assert "<dc:date>" not in a
 
 
 def test_profile_alt_names_each_proposal_with_both_probabilities(drawn):
@@ -260,6 +256,8 @@ def test_acceptance_alt_quotes_the_exact_fractions(drawn):
     fig = drawn["acceptance"]
     assert "aligned: 3/4 at 1, 7/8 at 2, 1 at 3, 3/4 at 4, 3/4 at 5" in fig.alt
     assert "1/2 (at positions 2 and 5)" in fig.caption
+    named = figures.acceptance_bars("acceptance", LABELS[:5], [("aligned", ALIGNED_ALPHAS)])
+    assert "lowest 3/4 (at positions 1, 4 and 5)" in named.caption  # labels "position 1", ...: said once
     assert "7/8" in all_text(fig.svg)
 
 
@@ -272,19 +270,34 @@ def test_drawing_the_same_figure_twice_gives_identical_bytes(builder):
 # fresh process in test_build.py.
 
 
-# --- legibility, geometry and collisions --------------------------------------------------------
+def test_planning_the_figures_imports_no_matplotlib_and_drawing_one_does():
+    """The registry names each figure's inputs without the drawing code (a build whose figures are all kept never
+    pays for matplotlib); the control draws one figure in the same process, so the check itself can fail."""
+    code = ("import sys; from pathlib import Path; from generator.site.pipeline import load_inputs; "
+            "from generator.model.facts import build_facts; from generator.render.figure_registry import jobs; "
+            "js = jobs(build_facts(*reversed(load_inputs(Path('.'))))); {}"
+            "print('matplotlib' in sys.modules)")
+    seen = {}
+    for then in ("", "from generator.render.figures import draw; draw(js[0]); "):
+        out = subprocess.run([sys.executable, "-c", code.format(then)], cwd=ROOT, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+        seen[then] = out.stdout.strip()
+    assert list(seen.values()) == ["False", "True"]
+
+
+# --- legibility and collisions ------------------------------------------------------------------
 
 FONT_SIZE = re.compile(r"font-size: ([\d.]+)px")
 
 
 def text_sizes(svg: str) -> list[float]:
-    """The font size of every <text> of a figure, in SVG user units."""
+    """The font size of every <text> of a figure, in SVG units."""
     return [float(FONT_SIZE.search(t.get("style", "")).group(1)) for t in ET.fromstring(svg).iter(f"{SVG}text")]
 
 
 def legible(fig: figures.Figure) -> None:
-    """What a phone needs: every text at least MIN_FONT units in a figure WIDTH inches (72 units each) wide, so
-    that in the ~340 CSS px of a 390 px phone's column each renders at 11 px or more; and nothing is a path."""
+    """What a phone needs: a figure WIDTH inches (72 units each) wide with every text at least MIN_FONT units, so
+    that in the 358 CSS px a 390 px phone gives a figure each renders at 11 px or more; and nothing is a path."""
     root = ET.fromstring(fig.svg)
     assert float(root.get("viewBox").split()[2]) == pytest.approx(figures.WIDTH * 72)
     sizes = text_sizes(fig.svg)
@@ -292,56 +305,74 @@ def legible(fig: figures.Figure) -> None:
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
-def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_units(drawn, builder):
+def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_px(drawn, builder):
     legible(drawn[builder.__name__])
-    # 340 CSS px (a 390 px phone's column less its padding) over 331.2 units: each unit renders at 1.03 px
-    assert figures.MIN_FONT * 340 / (figures.WIDTH * 72) >= 11
+    assert figures.MIN_FONT * figures.PHONE_COLUMN / (figures.WIDTH * 72) >= 11  # 11 units at 358 / 331.2 px each
 
 
-def planted(chart, *, over_spine=False, over_data=False):
-    """A plot area with a diagonal line and two labels, placed as each test needs (axes coordinates 0 to 1)."""
-    ax = chart.add_axes(66, 43, 232, 151, Scale(0, 1), Scale(0, 1))
-    ax.draw_spines()
-    ax.plot([0, 1], [0, 1], Mark(figures.INK))
-    ax.text(0.05, 0.9, "first label", figures.FONT)
-    if over_spine:
-        ax.text(-0.02, 0.6, "on the spine", figures.FONT)
-    elif over_data:
-        ax.text(0.5, 0.5, "on the line", figures.FONT, ha="center", va="center")
-    else:
-        ax.text(0.07, 0.91, "second label", figures.FONT)
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+def test_every_figure_asks_for_dejavu_sans_first_and_only_narrower_fallbacks(drawn, builder):
+    families = {re.search(r"font-family: ([^;]+);", t.get("style")).group(1)
+                for t in ET.fromstring(drawn[builder.__name__].svg).iter(f"{SVG}text")}
+    assert families == {"'DejaVu Sans', 'Bitstream Vera Sans', 'Liberation Sans', 'Arimo', 'Arial', 'Helvetica', "
+                        "sans-serif"}
+
+
+def planted(fig, second=(0.12, 0.51)):
+    """Two labels on a plot area; the second where each test needs it (axes coordinates)."""
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color=figures.INK)
+    ax.text(0.1, 0.5, "first label")
+    ax.text(*second, "second label")
 
 
 def test_a_planted_overlap_stops_the_figure_and_names_both_texts():
-    with pytest.raises(figures.Collision, match='planted: text "first label" overlaps "second label"'):
-        figures._render("planted", planted)
+    with pytest.raises(figures.FigureError) as caught:
+        figures.render_svg("planted", planted)
+    assert str(caught.value) == 'generator/render/figures.py: planted: text "first label" overlaps "second label"'
+    assert "second label" in all_text(figures.render_svg("apart", lambda fig: planted(fig, (0.1, 0.2))))  # control
 
 
-def test_a_text_across_an_axis_line_or_over_the_data_it_sits_among_stops_the_figure():
-    with pytest.raises(figures.Collision, match='text "on the spine" crosses the left axis line'):
-        figures._render("planted", lambda fig: planted(fig, over_spine=True))
-    with pytest.raises(figures.Collision, match='text "on the line" covers the data it annotates'):
-        figures._render("planted", lambda fig: planted(fig, over_data=True))
+def test_a_text_that_leaves_the_figure_stops_it():
+    def draw_on(fig):
+        planted(fig, (0.1, 0.2))
+        fig.text(0.95, 0.5, "past the edge")  # a figure text: the layout makes no room for it
+    with pytest.raises(figures.FigureError, match='planted: text "past the edge" leaves the figure'):
+        figures.render_svg("planted", draw_on)
 
 
-def test_a_text_meant_to_sit_on_the_data_may():
-    def draw(chart):
-        ax = chart.add_axes(66, 43, 232, 151, Scale(0, 1), Scale(0, 1))
-        ax.plot([0, 1], [0, 1], Mark(figures.INK))
-        figures.on_data(ax.text(0.5, 0.5, "on purpose", figures.FONT, ha="center", va="center"))
-    assert "on purpose" in all_text(figures._render("allowed", draw))
+def test_a_tick_label_outside_its_axis_range_is_not_counted():
+    """matplotlib keeps ticks it does not draw; their labels sit anywhere and must not be checked."""
+    import matplotlib
+
+    with matplotlib.rc_context(figures.style("ticks")):
+        fig = figures.canvas(2)
+        ax = fig.add_subplot()
+        ax.set_xticks([0, 0.5, 1, 1.5], ["0", "0.5", "1", "far"])
+        ax.set_xlim(0, 1)  # 1.5 lies outside the view
+        assert "far" not in all_text(figures.finish(fig, "ticks"))
+        shown = [t.get_text() for t in figures.drawn_texts(fig)]
+    assert "1" in shown and "far" not in shown
 
 
-def test_a_colliding_figure_stops_the_build_with_one_line_naming_the_figure(monkeypatch):
+def test_draw_returns_both_variants_and_turns_a_collision_into_one_line():
     from types import SimpleNamespace
 
-    def collide(name):
-        return figures.Figure(name, figures._render(name, planted), "alt", "caption")
-    monkeypatch.setattr(figures, "collide", collide, raising=False)
-    job = SimpleNamespace(kwargs={"name": "planted"}, name="planted", ref=SimpleNamespace(function="collide"))
-    with pytest.raises(figures.FigureError) as failure:
-        figures.draw(job)
-    assert str(failure.value) == 'generator/render/figures.py: planted: text "first label" overlaps "second label"'
+    from generator.render.palette import dark
+
+    def job(function, **kwargs):
+        return SimpleNamespace(name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=function))
+    rates = [("aligned", ALIGNED_ALPHAS), ("divergent", DIVERGENT_ALPHAS)]
+    name, light, night, alt, caption = figures.draw(job("acceptance_bars", name="acceptance", labels=LABELS[:5],
+                                                        rates=rates))
+    assert (name, night) == ("acceptance", dark(light)) and alt and caption
+    crowded = [f"the position called number {i}" for i in range(1, 6)]  # labels far wider than their slots
+    with pytest.raises(figures.FigureError) as caught:
+        figures.draw(job("acceptance_bars", name="acceptance", labels=crowded, rates=rates))
+    assert re.fullmatch(r'generator/render/figures\.py: acceptance: text "[^"]+" overlaps "[^"]+"', str(caught.value))
+    with pytest.raises(figures.FigureError, match=r"^generator/render/figures\.py: e: error_vs_samples\(\) failed: "
+                       r"ValueError: .*positive"):
+        figures.draw(job("error_vs_samples", name="e", series=[("empty", [(100, 0.0)])], title="t"))
 
 
 def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
@@ -361,15 +392,16 @@ def test_dark_variant_refuses_a_colour_it_has_no_counterpart_for():
 
 
 def test_dark_colours_stand_apart_on_the_dark_card():
-    """Every series colour and the ink keep 3:1 contrast against the dark card (WCAG's bar for graphics)."""
-    from generator.render.palette import CARD, DARK, INK, PALETTE
+    """Every series colour, the ink and the kept-mass shade keep 3:1 contrast against the dark card (WCAG's bar for
+    graphics)."""
+    from generator.render.palette import ACCEPTED, CARD, DARK, INK, PALETTE
 
     def luminance(hex_colour):
         rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
         lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
     card = luminance(DARK[CARD])
-    for c in (*PALETTE, INK):
+    for c in (*PALETTE, INK, ACCEPTED):
         assert (luminance(DARK[c.lower()]) + 0.05) / (card + 0.05) >= 3, c
 
 
@@ -405,9 +437,8 @@ def random_error_series(count: int) -> list[tuple[str, list[tuple[int, float]]]]
 
 @pytest.mark.parametrize("count", range(1, 21))
 def test_the_random_profiles_figure_draws_without_collisions_for_every_count_from_1_to_20(count):
-    """monte_carlo.random_profiles from 1 to 20: each count must draw (a collision raises figures.Collision),
-    stay legible and name every profile. Up to MANY share one chart under a legend (4 and 5 once overflowed
-    it, their legend measured in fewer columns than matplotlib lays out); more become small multiples."""
+    """monte_carlo.random_profiles from 1 to 20: each count must draw (a collision raises figures.FigureError),
+    stay legible and name every profile. Up to MANY share one chart under a legend; more become small multiples."""
     series = random_error_series(count)
     fig = figures.error_vs_samples("error-vs-samples-random", series,
                                    "Random profiles: the slowest position of each", slope=-0.47)
@@ -472,8 +503,78 @@ def test_three_times_the_authored_size_still_gives_legible_figures_without_colli
         legible(job.draw(**job.kwargs))
 
 
-def test_the_timeline_counts_one_token_in_the_singular():
-    fig = figures.timeline("timeline", F(1, 10), 1, F(3, 2), 5, [("A draft", ["the", "cat"]), ("Another", ["on"])])
-    assert "Another: one round, 1 token" in all_text(fig.svg) and "1 tokens" not in all_text(fig.svg)
-    assert "Another commits 1 token (on)" in fig.alt
-    assert "A draft: one round, 2 tokens" in all_text(fig.svg)  # the control: more than one stays plural
+# --- the opening timeline and the picture of exactness ------------------------------------------
+
+
+def test_the_timeline_compares_the_same_time_with_expected_tokens():
+    """Two rounds of 3/2 passes fill 3 passes: plain decoding's 3 tokens against 2 E[N] for each draft, said as
+    expected, never a best case."""
+    lanes = [("A draft", F(2009, 512)), ("Another", F(1343, 512))]
+    fig = figures.timeline("timeline", F(1, 10), 1, F(3, 2), 5, lanes)
+    text = all_text(fig.svg)
+    assert "Plain decoding: 3 tokens" in text
+    assert "A draft: 7.85 tokens expected" in text and "Another: 5.25 tokens expected" in text
+    assert "The same 3 target passes" in fig.caption and "not the best case" in fig.caption
+    assert "a draft 7.85 (3.92 a round); another 5.25 (2.62 a round)" in fig.caption
+    assert text.count("check") == 4  # two rounds a lane
+
+
+def test_a_round_cost_that_never_meets_a_whole_pass_gives_two_rounds_and_part_of_a_pass():
+    fig = figures.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3))])
+    assert "The same 37/10 target passes" in fig.caption and "so 2 rounds fit" in fig.caption
+    assert "Plain decoding: 3.70 tokens" in all_text(fig.svg) and "A draft: 6.00 tokens expected" in all_text(fig.svg)
+
+
+def test_the_exactness_stacks_reach_p_for_every_token_of_the_site_data(facts):
+    """What the registry hands the figure: kept plus the residual's share is p, token by token (the control: the
+    same sum with q in place of p fails somewhere)."""
+    from generator.render.figure_registry import jobs
+
+    job = next(j for j in jobs(facts) if j.name == "exactness")
+    panels = job.kwargs["panels"]
+    assert [(label, position) for label, position, *_ in panels] == [
+        ("A closely aligned draft", 1), ("A divergent draft", facts.lossless_example.position)]
+    for _, _, p, _q, kept, topped, _ in panels:
+        assert [a + b for a, b in zip(kept, topped)] == list(p)
+    assert any([a + b for a, b in zip(kept, topped)] != list(q) for _, _, p, q, kept, topped, _ in panels)
+    fig = figures.exactness(**job.kwargs)
+    assert "\u201csat\u201d: 3/8 kept + 1/4 from the residual = 5/8 (q = 3/8)" in fig.alt
+    assert "target p" in all_text(fig.svg) and "draft q" in all_text(fig.svg)
+
+
+def test_the_exactness_figure_opens_the_lossless_page_before_its_first_equation():
+    from support import built_site
+
+    html = (built_site() / "lossless.html").read_text(encoding="utf-8")
+    figure, equation = html.find('id="figure-exactness"'), html.find('display="block"')
+    assert 0 < figure < equation, (figure, equation)
+
+
+def test_a_draft_step_edit_changes_the_inputs_of_only_the_figures_that_show_it(tmp_path):
+    """The cache keeps a figure under its registry inputs digest, so a draft-step edit must change the digest of
+    the timeline alone (it is the only figure drawn from the cost model's draft step). Negative control: an edit to
+    a draft's distribution changes the digests of many figures."""
+    import json
+
+    from generator.model.config import load_config
+    from generator.model.facts import build_facts
+    from generator.model.profiles import load_profiles
+    from generator.render.figure_registry import jobs
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    original = (ROOT / "data" / "profiles.v1.json").read_text(encoding="utf-8")
+
+    def digests(text: str) -> dict[str, str]:
+        path = tmp_path / "profiles.json"
+        path.write_text(text, encoding="utf-8")
+        return {j.name: j.ref.inputs for j in jobs(build_facts(load_profiles(path), config))}
+
+    def changed(a, b):
+        return sorted(name for name in a if a[name] != b[name])
+    before = digests(original)
+    assert '"draft_step": "1/10"' in original
+    assert changed(before, digests(original.replace('"draft_step": "1/10"', '"draft_step": "1/8"'))) == ["timeline"]
+    data = json.loads(original)
+    row = data["drafts"][1]["distributions"][1]
+    data["drafts"][1]["distributions"][1] = row[1:] + row[:1]  # the same numbers, moved one token along
+    assert len(changed(before, digests(json.dumps(data)))) >= 5

@@ -158,23 +158,6 @@ def test_the_social_card_is_a_1200_by_630_png_drawn_the_same_every_time(sites):
     assert once != card_module.social_card("T", "tagline", [("A draft", [("the", "accepted")])])  # it does draw the data
 
 
-def test_drawing_the_card_does_not_import_matplotlib():
-    """The card is drawn with Pillow in matplotlib's font files, found without importing matplotlib (a cold build
-    that needs no figure should not pay for its import)."""
-    script = ("import sys; from generator.render.card import social_card\n"
-              "png = social_card('T', 'tagline', [('A draft', [('the', 'accepted'), ('on', 'dropped')])])\n"
-              "assert png.startswith(b'\\x89PNG'), png[:8]\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
-    # the negative control: the same check sees matplotlib when it is imported
-    done = subprocess.run([sys.executable, "-c", "import matplotlib\n" + script], capture_output=True, text=True,
-                          env=env, cwd=ROOT)
-    assert "'matplotlib'" in done.stdout
-
-
 def test_a_line_too_long_for_the_card_shrinks_to_fit_instead_of_running_off_the_edge(monkeypatch):
     from PIL import Image
 
@@ -186,34 +169,8 @@ def test_a_line_too_long_for_the_card_shrinks_to_fit_instead_of_running_off_the_
         return {colour for _, colour in band.getcolors()}
 
     assert colours_right_of_the_margin() == {(0xfb, 0xfa, 0xf7)}  # the background alone
-    monkeypatch.setattr(card_module, "fitted", lambda name, points, text, room: card_module.font(name, points))
+    monkeypatch.setattr(card_module, "fit", lambda text, room: None)
     assert len(colours_right_of_the_margin()) > 1  # the negative control: at its usual size it runs off
-    monkeypatch.undo()
-    room, face = card_module.RIGHT - 72, card_module.font(card_module.SANS, 21)
-    assert card_module.fitted(card_module.SANS, 21, long, room).getlength(long) <= room < face.getlength(long)
-    assert card_module.fitted(card_module.SANS, 21, "short", room) is face  # what fits keeps its size
-
-
-def test_the_card_names_a_missing_font_in_one_line(monkeypatch, tmp_path):
-    from generator.errors import UserError
-
-    card_module.font.cache_clear()
-    monkeypatch.setattr(card_module, "font_folder", lambda: tmp_path)
-    try:
-        with pytest.raises(UserError) as caught:
-            card_module.social_card("T", "tagline", [])
-    finally:
-        card_module.font.cache_clear()
-    message = str(caught.value)
-    assert "\n" not in message and "DejaVuSans" in message and str(tmp_path) in message
-
-
-def test_a_dash_pattern_keeps_its_on_stretches_across_the_corners_of_a_path():
-    pieces = card_module.dashed([(0, 0), (10, 0)], 2, 1)
-    assert pieces == [[(0, 0), (2, 0)], [(3, 0), (5, 0)], [(6, 0), (8, 0)], [(9, 0), (10, 0)]]
-    bent = card_module.dashed([(0, 0), (1, 0), (1, 3)], 2, 2)  # the first dash turns the corner
-    assert bent == [[(0, 0), (1, 0), (1, 1)]]
-    assert card_module.dashed([(0, 0), (10, 0)], 10, 1) == [[(0, 0), (10, 0)]]  # all on: one piece
 
 
 def test_the_home_page_title_is_not_doubled(sites, tmp_path):

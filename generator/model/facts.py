@@ -548,8 +548,8 @@ def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction
                   config: SiteConfig) -> WhatIfFacts:
     grid = config.what_if.calculator_steps
 
-    def on_grid(x: Fraction) -> Fraction:
-        return Fraction(round(x * grid), grid)
+    def on_grid(x: Fraction) -> Fraction:  # x >= 0; ties up, the rule of render/decimals.py and what-if.js
+        return Fraction(math.floor(x * grid + Fraction(1, 2)), grid)
 
     alphas = drafts[0].accept_rates
     mean = sum(alphas, Fraction(0)) / len(alphas)

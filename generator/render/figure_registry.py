@@ -117,8 +117,24 @@ def _roofline(facts: Facts) -> dict:
 def _timeline(facts: Facts) -> dict:
     return dict(
         draft_step=facts.draft_step, verify_step=facts.verify_step, round_cost=facts.round_cost, k=facts.k,
-        rounds=[(p.name, [facts.tokens[t] for t in p.authored_round.committed]) for p in facts.profiles],
+        lanes=[(p.name, p.expected_tokens) for p in facts.profiles],
     )
+
+
+def exactness_position(facts: Facts, p: ProfileFacts) -> int:
+    """The position a draft's exactness panel shows: where its worked round rejects (the page's worked example is
+    such a position), or for a round that rejects nothing, the first position of its lowest acceptance rate."""
+    if p.authored_round.bonus is None:
+        return p.authored_round.accepted + 1
+    return 1 + min(range(facts.k), key=lambda i: p.accept_rates[i])
+
+
+def _exactness(facts: Facts) -> dict:
+    panels = []
+    for p in facts.profiles:
+        v = p.position(exactness_position(facts, p))
+        panels.append((p.name, v.position, v.target, v.draft, v.overlap, v.excess, v.accept_rate))
+    return dict(tokens=facts.tokens, panels=panels)
 
 
 REGISTRY: tuple[FigureSpec, ...] = (
@@ -131,6 +147,7 @@ REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("acceptance", "acceptance_bars", "site", _acceptance),
     FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
     FigureSpec("roofline", "roofline", "site", _roofline),
+    FigureSpec("exactness", "exactness", "site", _exactness),
 )
 
 

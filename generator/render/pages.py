@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ..errors import UserError
 from ..model.engine import Verdict
 from ..model.readers import load_yaml, outside_project, read_text, shown
+from .decimals import fixed, pct, points, sci, times  # the one rounding rule, shared with the pages' JavaScript
 from .markdown import Heading, markdown_renderer, placeholder, render_markdown
 from .markup import MarkupProblem, RawHtmlError
 
@@ -139,31 +140,9 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
 # --- formatting filters: presentation only -----------------------------------------------------
 
 
-def fixed(value: Any, digits: int = 2) -> str:
-    return f"{float(value):.{digits}f}"
-
-
 def frac(value: Any) -> str:
     value = Fraction(value)
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def pct(value: Any, digits: int = 0) -> str:
-    return f"{float(value) * 100:.{digits}f}%"
-
-
-def points(value: Any, digits: int = 1) -> str:
-    """A difference of two shares, in percentage points: 0.058 -> "5.8 percentage points"."""
-    return f"{float(value) * 100:.{digits}f} percentage points"
-
-
-def times(value: Any, digits: int = 2) -> str:
-    return f"{float(value):.{digits}f}×"
-
-
-def sci(value: Any, digits: int = 1) -> str:
-    mantissa, exponent = f"{float(value):.{digits}e}".split("e")
-    return f"{mantissa} × 10^{int(exponent)}"
 
 
 def thousands(value: Any) -> str:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from ..model.engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
 from ..model.facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
+from .decimals import fixed  # the pages' rounding rule (a leaf module: no Jinja)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,6 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
 
 def _draw_text(u: float | None) -> str:
     """A uniform draw as the stepper prints it: four decimals by the pages' rounding rule ("" for none)."""
-    from .pages import fixed  # imported here: views load without Jinja
     return "" if u is None else fixed(u, 4)
 
 

@@ -44,8 +44,14 @@
       show(to, true);
     });
 
+    // A malformed or huge address (#%, #what-if=%, 100 KB) names no element: the tab on show stays.
     function showFromHash() {
-      const id = decodeURIComponent(window.location.hash.slice(1));
+      let id = "";
+      try {
+        id = window.location.hash.length <= 1000 ? decodeURIComponent(window.location.hash.slice(1)) : "";
+      } catch (err) {
+        id = ""; // not percent-encoded text: no element has this id
+      }
       const target = id && document.getElementById(id);
       const i = target ? panels.findIndex((p) => p.contains(target)) : -1;
       if (i >= 0) {

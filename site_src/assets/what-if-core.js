@@ -60,7 +60,7 @@
     return f.d === 1n ? f.n.toString() : `${f.n}/${f.d}`;
   }
 
-  // A float for drawing and for the approximate decimal beside an exact readout.
+  // A float, for drawing only: every printed decimal goes through decimals.js from the exact fraction.
   function toNumber(f) {
     const scale = 10n ** 15n;
     const whole = f.n / f.d;
@@ -68,17 +68,52 @@
     return Number(whole) + Number(rest) / 1e15;
   }
 
-  // The fraction syntax profiles.v1.json uses: "3/8", "0", "1", spaces allowed; integers as numbers too.
-  const FRACTION = /^\s*(-?\d+)\s*(?:\/\s*(\d+)\s*)?$/;
+  // What a reader or a link may write for a probability or a cost, each read exactly:
+  // "3/8" (spaces allowed), "0.375" or ".375" or "0,375", "37.5%"; integers as numbers too.
+  const FRACTION = /^(-?\d+)(?:\/(\d+))?$/;
+  const DECIMAL = /^(-?)(\d*)(?:[.,](\d*))?(%?)$/;
 
   function parseFraction(value) {
     if (typeof value === "number" && Number.isSafeInteger(value)) return fromInt(value);
-    if (typeof value !== "string") return null;
-    const m = FRACTION.exec(value);
-    if (!m) return null;
-    const d = BigInt(m[2] ?? "1");
-    if (d === 0n) return "zero";
-    return frac(BigInt(m[1]), d);
+    if (typeof value !== "string" || value.length > 200) return null;
+    const text = value.trim().replace(/\s*\/\s*/, "/").replace(/\s+%$/, "%").replace(/^\u2212/, "-");
+    let m = FRACTION.exec(text);
+    if (m) {
+      const d = BigInt(m[2] ?? "1");
+      if (d === 0n) return "zero";
+      return frac(BigInt(m[1]), d);
+    }
+    m = DECIMAL.exec(text);
+    if (!m || (m[2] === "" && (m[3] === undefined || m[3] === ""))) return null;
+    const digits = m[3] ?? "";
+    const n = BigInt((m[1] || "") + (m[2] || "0") + digits);
+    return frac(n, 10n ** BigInt(digits.length) * (m[4] ? 100n : 1n));
+  }
+
+  // A row made to sum to 1 again, changing every cell but `keep` (-1: any cell): a shortfall goes to the
+  // largest other cell, an excess comes from the other cells largest first (the first on ties).
+  // Every cell must be a fraction from 0 to 1. Returns the new row and the cells it changed.
+  function rebalance(row, keep) {
+    const delta = sub(ONE, sum(row));
+    const out = row.slice();
+    const order = row.map((x, j) => j).filter((j) => j !== keep).sort((a, b) => cmp(row[b], row[a]) || a - b);
+    const changes = [];
+    if (cmp(delta, ZERO) > 0 && order.length) {
+      out[order[0]] = add(row[order[0]], delta);
+      changes.push({ col: order[0], by: delta });
+    } else if (cmp(delta, ZERO) < 0) {
+      let rest = sub(ZERO, delta);
+      for (const j of order) {
+        if (eq(rest, ZERO)) break;
+        const take = min(rest, row[j]);
+        if (eq(take, ZERO)) continue;
+        out[j] = sub(row[j], take);
+        rest = sub(rest, take);
+        changes.push({ col: j, by: sub(ZERO, take) });
+      }
+      if (!eq(rest, ZERO)) return null;
+    }
+    return eq(sum(out), ONE) ? { row: out, changes } : null;
   }
 
   // --- the numbers of one round (generator/analysis.py) ------------------------------------------
@@ -181,8 +216,11 @@
   const REQUIRED = ["target", "draft", "proposals", "cost_model"];
 
   class StateError extends Error {}
-  const fail = (message) => {
-    throw new StateError(message);
+  // detail: { which, row } for a row whose cells are all fine but whose sum is not 1, so it can be rebalanced.
+  const fail = (message, detail) => {
+    const err = new StateError(message);
+    err.detail = detail || null;
+    throw err;
   };
   const quote = (s) => `\u201c${s}\u201d`;
 
@@ -201,13 +239,13 @@
       const where = `${name}, token ${quote(tokens[j])}`;
       const f = parseFraction(cell);
       if (f === "zero") fail(`${where}: ${JSON.stringify(cell)} divides by zero`);
-      if (f === null) fail(`${where}: ${JSON.stringify(cell)} is not a fraction such as "3/8"`);
+      if (f === null) fail(`${where}: ${JSON.stringify(cell)} is not a number such as 3/8, 0.375 or 37.5%`);
       if (f.n < 0n) fail(`${where}: ${format(f)} is negative`);
       if (cmp(f, ONE) > 0) fail(`${where}: ${format(f)} is above 1`);
       return f;
     });
     const total = sum(row);
-    if (!eq(total, ONE)) fail(`${name} sums to ${format(total)}, not 1`);
+    if (!eq(total, ONE)) fail(`${name} sums to ${format(total)}, not 1`, { which, row: i });
     return row;
   }
 
@@ -215,7 +253,7 @@
     const f = parseFraction(raw);
     const name = key === "draft_step" ? "the draft step c" : "the verification step";
     if (f === "zero") fail(`${name} divides by zero`);
-    if (f === null) fail(`${name} is not a fraction such as "1/10"`);
+    if (f === null) fail(`${name} is not a number such as 1/10 or 0.1`);
     if (key === "draft_step" && f.n < 0n) fail(`${name} is negative`);
     if (key === "verify_step" && f.n <= 0n) fail(`${name} must be greater than 0`);
     return f;
@@ -297,7 +335,7 @@
     try {
       return { state: checkState(raw, defaultTokens) };
     } catch (err) {
-      if (err instanceof StateError) return { error: err.message };
+      if (err instanceof StateError) return { error: err.message, fix: err.detail };
       throw err;
     }
   }
@@ -338,7 +376,7 @@
 
   return {
     LIMITS, PREFIX,
-    frac, fromInt, ZERO, ONE, add, sub, mul, div, cmp, eq, min, max, sum, pow, format, toNumber, parseFraction,
+    frac, fromInt, ZERO, ONE, add, sub, mul, div, cmp, eq, min, max, sum, pow, format, toNumber, parseFraction, rebalance,
     acceptanceRate, excess, residual, acceptProbability, roundLengthDistribution, expectedTokens,
     expectedTokensFromPartialProducts, roundCost, compute,
     leviathanSpeedup, bestDraftLength, speedupCurve,

@@ -1,51 +1,22 @@
 // The what-if editor: the reader edits the target's and the draft's rows, the proposals and the
-// cost model, and every number is recomputed exactly (WhatIfCore, loaded first). The whole state
-// lives in the URL fragment (#what-if=...). The page is complete without this script; it only
-// adds the editor and the closed-form calculator.
+// cost model, and every number is recomputed exactly (WhatIfCore, loaded first). Every decimal is
+// printed by decimals.js, the rule the pages' Python filters use; what-if-view.js draws the pieces.
+// The whole state lives in the URL fragment (#what-if=...). The page is complete without this
+// script; it only adds the editor and the closed-form calculator.
 (function () {
   "use strict";
 
   const W = window.WhatIfCore;
-  const SVG_NS = "http://www.w3.org/2000/svg";
+  const D = window.Decimals;
+  const V = window.WhatIfView;
+  const { el, readout, number, bar, sizeBars } = V || {};
+  const decimal = (f, digits = 2) => D.fixed(f, digits);
+  const times = (f) => D.times(f, 2);
   const ANNOUNCE_DELAY_MS = 600;
-
-  function el(tag, attrs = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else node.setAttribute(key, value === true ? "" : String(value));
-    }
-    for (const child of children) if (child !== null && child !== undefined) node.append(child);
-    return node;
-  }
-
-  function svg(tag, attrs = {}, text) {
-    const node = document.createElementNS(SVG_NS, tag);
-    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  const approx = (f, digits = 2) => W.toNumber(f).toFixed(digits);
-  const times = (f) => `${approx(f)}\u00d7`;
-
-  // A readout: the exact fraction in data-exact, the fraction and its decimal as text.
-  function readout(name, f, { suffix = "", digits = 3 } = {}) {
-    const exact = W.format(f);
-    const node = el("span", { class: "wi-readout", "data-readout": name, "data-exact": exact });
-    if (f.d === 1n) node.append(el("span", { class: "wi-exact", text: exact + suffix }));
-    else {
-      node.append(el("span", { class: "wi-exact", text: exact }));
-      node.append(el("span", { class: "wi-approx", text: ` \u2248 ${approx(f, digits)}${suffix}` }));
-    }
-    return node;
-  }
 
   function init(root) {
     const dataEl = document.getElementById("what-if-data");
-    if (!W || !dataEl) return;
+    if (!W || !D || !V || !dataEl) return;
     let data;
     try {
       data = JSON.parse(dataEl.textContent);
@@ -56,7 +27,8 @@
     const part = (name) => root.querySelector(`[data-wi="${name}"]`);
     const ui = {
       profile: part("profile"), k: part("k"), draftStep: part("draft-step"), verifyStep: part("verify-step"),
-      step: part("step"), error: part("error"), positionButtons: part("position-buttons"),
+      step: part("step"), error: part("error"), errorText: part("error-text"), fix: part("fix"),
+      results: part("results"), exact: part("exact"), positionButtons: part("position-buttons"),
       panel: part("position-panel"), acceptBars: part("accept-bars"), summary: part("summary"),
       roundBars: part("round-bars"), link: part("link"), live: part("live"),
       calcAlpha: part("calc-alpha"), calcK: part("calc-k"), calcC: part("calc-c"),
@@ -71,6 +43,8 @@
     let results = null; // compute(valid)
     let position = 0; // the row the panel shows: 0 .. positions (the last is the bonus row)
     let announceTimer = null;
+    let lastEdit = null; // { which, row, col } of the cell the reader last typed in: a rebalance keeps it
+    let offer = null; // { which, row, keep, next } the Rebalance button applies
 
     const copy = (doc) => JSON.parse(JSON.stringify(doc));
     const positions = () => working.draft.length;
@@ -90,9 +64,16 @@
       }, ANNOUNCE_DELAY_MS);
     }
 
-    function showError(sentence) {
+    // The one sentence that says what is wrong (or nothing), and the results dimmed while the
+    // numbers they show are not the ones in the cells.
+    function showError(sentence, { stale = false, fix = null } = {}) {
       ui.error.hidden = !sentence;
-      ui.error.textContent = sentence || "";
+      ui.errorText.textContent = sentence || "";
+      ui.results.classList.toggle("is-stale", stale);
+      ui.calcCompare.classList.toggle("is-stale", stale);
+      offer = fix;
+      ui.fix.hidden = !fix;
+      ui.fix.textContent = fix ? fix.label : "";
     }
 
     // --- the cells -------------------------------------------------------------------------------
@@ -134,7 +115,7 @@
       if (i === positions() && k === positions()) {
         return "The bonus row: the target alone, drawn from only when every proposal was accepted.";
       }
-      if (i < k) return `The draft proposes one token here, and the target checks it in the same pass as the others.`;
+      if (i < k) return "The draft proposes one token here (the round button beside a token picks it), and the target checks it in the same pass as the others.";
       if (i === k) return `With K = ${k}, this is where a round that accepts every proposal draws its bonus, from the target row alone; the draft row is not used.`;
       return `With K = ${k}, no round reaches this position; raise K to use it.`;
     }
@@ -145,20 +126,22 @@
       const title = positionLabel(i);
       const table = el("table", { class: "wi-table" },
         el("caption", { class: "visually-hidden", text: `${title}: probabilities by token` }));
-      const head = el("tr", {}, el("th", { scope: "col", text: "Token" }),
-        el("th", { scope: "col" }, "Target ", el("var", { text: "p" })));
+      // Short headings on a phone (the long words are hidden there), so every column fits in 390 px.
+      const long = (text) => el("span", { class: "wi-long", text });
+      const head = el("tr", {}, el("th", { scope: "col" }, "Token", bonus ? null : long(" (proposed)")),
+        el("th", { scope: "col" }, long("Target "), el("var", { text: "p" })));
       if (!bonus) {
-        head.append(el("th", { scope: "col" }, "Draft ", el("var", { text: "q" })),
-          el("th", { scope: "col", text: "Proposed" }),
-          el("th", { scope: "col" }, "min(", el("var", { text: "p" }), ", ", el("var", { text: "q" }), ")"),
-          el("th", { scope: "col", text: "Residual" }));
+        head.append(el("th", { scope: "col" }, long("Draft "), el("var", { text: "q" })),
+          el("th", { scope: "col" }, "min", el("span", { class: "wi-long" }, "(", el("var", { text: "p" }), ",", el("var", { text: "q" }), ")")),
+          el("th", { scope: "col" }, el("abbr", { title: "Residual", class: "wi-short", text: "Res." }), long("Residual")));
       }
       table.append(el("thead", {}, head));
       const body = el("tbody");
       working.tokens.forEach((token, j) => {
-        const tr = el("tr", { "data-token": j }, el("th", { scope: "row", class: "wi-token", text: token }),
-          el("td", {}, cellInput("target", i, j)));
-        if (!bonus) {
+        const name = el("th", { scope: "row", class: "wi-token" });
+        const tr = el("tr", { "data-token": j }, name, el("td", {}, cellInput("target", i, j)));
+        if (bonus) name.textContent = token;
+        else {
           const radio = el("input", {
             type: "radio", name: "wi-proposal", value: j, "aria-label": `Propose ${token} at position ${i + 1}`,
             checked: working.proposals[i] === token,
@@ -167,7 +150,8 @@
             working.proposals[i] = token;
             commit(`The draft now proposes ${token} at position ${i + 1}.`);
           });
-          tr.append(el("td", {}, cellInput("draft", i, j)), el("td", { class: "wi-radio" }, radio),
+          name.append(el("label", { class: "wi-propose" }, radio, el("span", { text: token })));
+          tr.append(el("td", {}, cellInput("draft", i, j)),
             el("td", { class: "wi-derived", "data-derived": "overlap" }), el("td", { class: "wi-derived", "data-derived": "residual" }));
         }
         body.append(tr);
@@ -175,47 +159,19 @@
       table.append(body);
       const foot = el("tr", {}, el("th", { scope: "row", text: "Sum" }), el("td", { class: "wi-derived", "data-sum": "target" }));
       if (!bonus) {
-        foot.append(el("td", { class: "wi-derived", "data-sum": "draft" }), el("td"),
+        foot.append(el("td", { class: "wi-derived", "data-sum": "draft" }),
           el("td", { class: "wi-derived", "data-sum": "overlap" }), el("td", { class: "wi-derived", "data-sum": "residual" }));
       }
       table.append(el("tfoot", {}, foot));
 
-      const box = el("div", { class: "table-scroll wi-scroll", role: "region", tabindex: 0, "aria-label": `${title}, editable` }, table);
+      const box = el("div", { class: "wi-scroll", role: "region", "aria-label": `${title}, editable` }, table);
       const picture = el("figure", { class: "wi-curve wi-position-figure" },
         el("div", { "data-wi": "position-picture" }),
         el("figcaption", { "data-wi": "position-caption" }));
-      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, moveControl(i, bonus), picture);
+      // The sentence on what is wrong comes right after the cells, in reading and in Tab order.
+      ui.panel.replaceChildren(el("p", { class: "wi-note", text: panelNote(i) }), box, ui.error,
+        V.moveControl(working.tokens, bonus, positionLabel(i).toLowerCase(), (which, a, b) => move(which, i, a, b)), picture);
       refreshPanel();
-    }
-
-    // The Move control: shift one step of probability from one token to another in one row.
-    function moveControl(i, bonus) {
-      const id = (name) => `wi-move-${name}`;
-      const rowSelect = el("select", { id: id("row") },
-        el("option", { value: "target", text: "the target row" }),
-        bonus ? null : el("option", { value: "draft", text: "the draft row" }));
-      const tokenSelect = (name, chosen) => {
-        const s = el("select", { id: id(name) });
-        working.tokens.forEach((t, j) => s.append(el("option", { value: j, text: t, selected: j === chosen })));
-        return s;
-      };
-      const from = tokenSelect("from", 0);
-      const to = tokenSelect("to", 1);
-      const button = el("button", { type: "button", "data-wi": "move" }, "Move one step");
-      const status = el("p", { class: "wi-small wi-move-status", "data-wi": "move-status" });
-      button.addEventListener("click", () => {
-        const which = rowSelect.value;
-        const a = Number(from.value);
-        const b = Number(to.value);
-        status.textContent = move(which, i, a, b);
-      });
-      return el("div", { class: "wi-move" },
-        el("div", { class: "wi-move-fields", role: "group", "aria-label": `Move probability at ${positionLabel(i).toLowerCase()}` },
-          el("span", { class: "wi-field" }, el("label", { for: id("row"), text: "In" }), rowSelect),
-          el("span", { class: "wi-field" }, el("label", { for: id("from"), text: "from" }), from),
-          el("span", { class: "wi-field" }, el("label", { for: id("to"), text: "to" }), to),
-          button),
-        status);
     }
 
     function move(which, i, a, b) {
@@ -224,7 +180,7 @@
       if (a === b) return "Choose two different tokens.";
       const from = W.parseFraction(working[which][i][a]);
       const to = W.parseFraction(working[which][i][b]);
-      if (!from || !to || from === "zero" || to === "zero") return "Fix the cells of this row first: one is not a fraction.";
+      if (!from || !to || from === "zero" || to === "zero") return "Fix the cells of this row first: one is not a number.";
       if (W.cmp(from, step) < 0) {
         return `${tokens[a]} has only ${W.format(from)} in the ${which} row, less than the step ${W.format(step)}.`;
       }
@@ -256,7 +212,7 @@
         }
         const total = W.sum(row);
         const good = W.eq(total, W.ONE);
-        cell.replaceChildren(el("span", { text: W.format(total) }));
+        cell.replaceChildren(...(good ? [el("span", { text: "1" })] : number(total)));
         if (!good) cell.append(el("span", { class: "tag wi-bad", text: "not 1" }));
       };
       sumCell("target", t);
@@ -268,82 +224,37 @@
       const overlap = both ? t.map((p, j) => W.min(p, d[j])) : null;
       const res = both ? W.residual(t, d) : null;
       rows.forEach((tr, j) => {
-        tr.querySelector('[data-derived="overlap"]').textContent = overlap ? W.format(overlap[j]) : "?";
-        tr.querySelector('[data-derived="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : W.format(res[j]);
+        const put = (cell, f) => (f === null ? (cell.textContent = "?") : cell.replaceChildren(...number(f)));
+        put(tr.querySelector('[data-derived="overlap"]'), overlap ? overlap[j] : null);
+        const resCell = tr.querySelector('[data-derived="residual"]');
+        if (both && res === null) resCell.textContent = "\u2014";
+        else put(resCell, both ? res[j] : null);
         tr.classList.toggle("wi-proposed", working.proposals[i] === working.tokens[j]);
       });
+      fitTable();
       const overlapSum = ui.panel.querySelector('[data-sum="overlap"]');
-      overlapSum.textContent = overlap ? W.format(W.sum(overlap)) : "?";
+      if (overlap) overlapSum.replaceChildren(...number(W.sum(overlap)));
+      else overlapSum.textContent = "?";
       ui.panel.querySelector('[data-sum="residual"]').textContent = !both ? "?" : res === null ? "\u2014" : "1";
     }
 
-    // The per-position picture: the target's and the draft's probability of every token, side by side.
+    const fitTable = () => V.fitBox(ui.panel.querySelector(".wi-scroll"));
+
+    // The per-position picture (WhatIfView.positionChart), kept as it was while a cell is not a number.
     function drawPositionPicture(i, t, d) {
       const holder = ui.panel.querySelector('[data-wi="position-picture"]');
       const caption = ui.panel.querySelector('[data-wi="position-caption"]');
-      if (!holder || !t || (i < positions() && !d)) return; // a cell that is not a fraction: keep the last picture
-      const tokens = working.tokens;
+      if (!holder || !t || (i < positions() && !d)) return;
       const drafted = d !== null && i < positions();
-      const proposed = drafted ? tokens.indexOf(working.proposals[i]) : -1;
-      const width = 331;
-      const height = 190;
-      const left = 34;
-      const right = 6;
-      const top = 26;
-      const bottom = 40;
-      const values = [...t, ...(drafted ? d : [])].map((f) => W.toNumber(f));
-      const yMax = Math.max(0.5, Math.ceil(Math.max(...values) * 4) / 4);
-      const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
-      const band = (width - left - right) / tokens.length;
-      const barWidth = Math.min(18, (band - 6) / (drafted ? 2 : 1));
-      const described = tokens.map((tok, j) => `${tok}: p ${W.format(t[j])}${drafted ? `, q ${W.format(d[j])}` : ""}`).join("; ");
-      const title = drafted ? `${positionLabel(i)}: target p and draft q by token` : `${positionLabel(i)}: target p by token`;
-      const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "wi-chart", role: "img", "aria-label": `${title}. ${described}.` });
-      const defs = svg("defs");
-      const pattern = svg("pattern", { id: "wi-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" });
-      pattern.append(svg("line", { x1: 0, y1: 0, x2: 0, y2: 5, class: "wi-hatch-line" }));
-      defs.append(pattern);
-      root.append(defs);
-      for (let v = 0; v <= yMax + 1e-9; v += 0.25) {
-        root.append(svg("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: "wi-grid" }));
-        root.append(svg("text", { x: left - 5, y: y(v) + 4, class: "wi-axis-label", "text-anchor": "end" }, String(v)));
-      }
-      tokens.forEach((tok, j) => {
-        const x0 = left + band * j + band / 2;
-        const bars = drafted ? [[t[j], "wi-bar-target", -barWidth], [d[j], "wi-bar-draft", 0]] : [[t[j], "wi-bar-target", -barWidth / 2]];
-        for (const [f, cls, dx] of bars) {
-          const v = W.toNumber(f);
-          root.append(svg("rect", { x: x0 + dx, y: y(v), width: barWidth, height: Math.max(0, y(0) - y(v)), class: cls }));
-        }
-        root.append(svg("text", { x: x0, y: height - bottom + 15, class: `wi-axis-label${j === proposed ? " wi-proposed-label" : ""}`, "text-anchor": "middle" }, tok));
-        if (j === proposed) root.append(svg("text", { x: x0, y: height - bottom + 30, class: "wi-proposed-label", "text-anchor": "middle" }, "\u25b2 proposed"));
+      const chart = V.positionChart({
+        tokens: working.tokens, t, d: drafted ? d : null, label: positionLabel(i),
+        proposed: drafted ? working.tokens.indexOf(working.proposals[i]) : -1,
       });
-      root.append(svg("rect", { x: left, y: 4, width: 12, height: 12, class: "wi-bar-target" }));
-      root.append(svg("text", { x: left + 17, y: 14, class: "wi-axis-label" }, "target p"));
-      if (drafted) {
-        root.append(svg("rect", { x: left + 95, y: 4, width: 12, height: 12, class: "wi-bar-draft" }));
-        root.append(svg("text", { x: left + 112, y: 14, class: "wi-axis-label" }, "draft q (hatched)"));
-      }
-      holder.replaceChildren(root);
-      caption.textContent = drafted
-        ? `${title}: solid bars are the target, hatched bars the draft; where a hatched bar stands taller, the draft over-proposes that token and some of those proposals are rejected.`
-        : `${title}: the distribution the bonus token is drawn from.`;
+      holder.replaceChildren(chart.svg);
+      caption.textContent = chart.caption;
     }
 
     // --- the results -----------------------------------------------------------------------------
-
-    function bar(share, label) {
-      const width = Math.max(0, Math.min(100, W.toNumber(share) * 100));
-      return el("span", { class: "wi-track", "aria-hidden": "true", title: label },
-        el("span", { class: "wi-fill", "data-width": width.toFixed(2) }));
-    }
-
-    // Inline styles are blocked by the page's CSP, so bar widths are set through the CSSOM.
-    function sizeBars(container) {
-      container.querySelectorAll(".wi-fill[data-width]").forEach((node) => {
-        node.style.width = `${node.dataset.width}%`;
-      });
-    }
 
     function renderResults() {
       const r = results;
@@ -352,15 +263,22 @@
       r.acceptRates.forEach((a, i) => {
         const token = state.tokens[state.proposals[i]];
         const res = r.residuals[i];
-        const resText = res === null
-          ? "no residual: the draft matches the target here"
-          : "residual: " + res.map((x, j) => (x.n === 0n ? null : `${state.tokens[j]} ${W.format(x)}`)).filter(Boolean).join(", ");
+        const resNode = el("span", { "data-readout": `residual-${i + 1}`, "data-exact": res === null ? "" : res.map(W.format).join(",") });
+        if (res === null) resNode.textContent = "no residual: the draft matches the target here";
+        else {
+          resNode.append("residual: ");
+          res.forEach((x, j) => {
+            if (x.n === 0n) return;
+            if (resNode.childNodes.length > 1) resNode.append(", ");
+            resNode.append(`${state.tokens[j]} `, ...number(x));
+          });
+        }
         ui.acceptBars.append(el("li", { class: "wi-bar-row" },
           el("span", { class: "wi-bar-label" }, `Position ${i + 1}: `, el("var", { text: "\u03b1" }), " = ", readout(`accept-rate-${i + 1}`, a)),
           bar(a, "accepted share"),
           el("span", { class: "wi-small wi-bar-detail" },
-            "proposes ", el("span", { class: "tok", text: token }), `, kept with probability ${W.format(r.proposalAccept[i])}; `,
-            el("span", { "data-readout": `residual-${i + 1}`, "data-exact": res === null ? "" : res.map(W.format).join(","), text: resText }))));
+            "proposes ", el("span", { class: "tok", text: token }), ", kept with probability ",
+            readout(`proposal-accept-${i + 1}`, r.proposalAccept[i]), "; ", resNode)));
       });
       sizeBars(ui.acceptBars);
 
@@ -378,11 +296,11 @@
 
       ui.summary.replaceChildren(
         el("dt", {}, "Expected tokens per round, ", el("var", { text: "E" }), "[", el("var", { text: "N" }), "]"),
-        el("dd", {}, readout("expected-tokens", r.expected)),
+        el("dd", {}, readout("expected-tokens", r.expected, { digits: 2 })),
         el("dt", {}, "Round cost, in target steps (", el("var", { text: "K" }), el("var", { text: "c" }), " + verification)"),
-        el("dd", {}, readout("round-cost", r.cost)),
+        el("dd", {}, readout("round-cost", r.cost, { digits: 2 })),
         el("dt", { text: "Speedup over plain decoding" }),
-        el("dd", {}, readout("speedup", r.speedup, { suffix: "\u00d7", digits: 2 })));
+        el("dd", {}, readout("speedup", r.speedup, { ratio: true, digits: 2 })));
       const fragment = W.fragmentFor(state, defaultTokens);
       ui.link.setAttribute("href", fragment);
       compareWithEditor();
@@ -390,7 +308,7 @@
     }
 
     function summarySentence() {
-      return `Expected tokens per round ${approx(results.expected)}, exactly ${W.format(results.expected)}; ` +
+      return `Expected tokens per round ${decimal(results.expected)}, exactly ${W.format(results.expected)}; ` +
         `speedup ${times(results.speedup)}.`;
     }
 
@@ -400,7 +318,7 @@
       refreshPanel();
       if (result.error) {
         const sentence = `The results below are for the last valid numbers, because ${result.error}.`;
-        showError(sentence);
+        showError(sentence, { stale: true, fix: rebalanceOffer(result.fix) });
         announce(sentence);
         return false;
       }
@@ -431,6 +349,7 @@
 
     function load(doc, what, options) {
       working = documentFrom(doc);
+      lastEdit = null;
       renderEditor();
       return commit(what, options);
     }
@@ -451,8 +370,9 @@
       if (parsed === null) return false;
       if (parsed.error) {
         const sentence = `This link's what-if state was not loaded, because ${parsed.error}.`;
-        showError(sentence);
+        showError(sentence, { stale: Boolean(W.validate(working, defaultTokens).error) }); // the cells stay as they were
         announce(sentence);
+        if (!initial) ui.error.scrollIntoView({ block: "center" });
         return true;
       }
       load(W.toDocument(parsed.state, null), initial ? null : "Loaded the state from the link.", { keepAddress: initial });
@@ -462,23 +382,101 @@
 
     // --- events ----------------------------------------------------------------------------------
 
+    const where = (input) => ({ which: input.dataset.which, row: Number(input.dataset.row), col: Number(input.dataset.col) });
+
     ui.panel.addEventListener("input", (event) => {
       const input = event.target;
       if (!input.matches("input.wi-cell")) return;
-      working[input.dataset.which][Number(input.dataset.row)][Number(input.dataset.col)] = input.value;
+      lastEdit = where(input);
+      working[lastEdit.which][lastEdit.row][lastEdit.col] = input.value;
       commit("");
     });
+
+    // Up and Down move one step into or out of the cell, and the same step out of or into the other
+    // cells of its row (the largest first), so the row still sums to 1.
     ui.panel.addEventListener("keydown", (event) => {
       const input = event.target;
-      if (!input.matches("input.wi-cell") || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
-      const value = W.parseFraction(input.value);
-      if (!value || value === "zero") return;
+      if (!input.matches("input.wi-cell")) return;
+      const at = where(input);
+      if (event.key === "Enter" && offer && offer.which === at.which && offer.row === at.row) { // the Rebalance button
+        event.preventDefault();
+        applyOffer();
+        return;
+      }
+      if (event.key !== "ArrowUp" && event.key !== "ArrowDown") return;
+      const row = working[at.which][at.row].map((x) => W.parseFraction(x));
+      if (!row.every((f) => f && f !== "zero" && f.n >= 0n && W.cmp(f, W.ONE) <= 0)) return; // fix the typing first
       event.preventDefault();
       const step = stepFraction();
-      const next = event.key === "ArrowUp" ? W.min(W.ONE, W.add(value, step)) : W.max(W.ZERO, W.sub(value, step));
-      input.value = W.format(next);
-      working[input.dataset.which][Number(input.dataset.row)][Number(input.dataset.col)] = input.value;
-      commit("");
+      const value = row[at.col];
+      row[at.col] = event.key === "ArrowUp" ? W.min(W.ONE, W.add(value, step)) : W.max(W.ZERO, W.sub(value, step));
+      const balanced = W.rebalance(row, at.col);
+      if (!balanced) return;
+      lastEdit = at;
+      setRow(at.which, at.row, balanced.row);
+      commit(changeSentence(at.which, at.row, at.col, W.sub(row[at.col], value), balanced.changes));
+    });
+
+    // The cells of one row, written back as fractions, in the state and in the inputs on show.
+    function setRow(which, i, row) {
+      working[which][i] = row.map(W.format);
+      if (i !== position) return;
+      ui.panel.querySelectorAll(`input.wi-cell[data-which="${which}"]`).forEach((input) => {
+        input.value = working[which][i][Number(input.dataset.col)];
+      });
+    }
+
+    const rowWords = (which, i) => (which === "target" && i === positions() ? "the target's bonus row" : `the ${which} row at position ${i + 1}`);
+
+    // What a rebalance does, "take 1/8 from mat" or "give 1/8 to the", and the row it does it in.
+    function changeWords(changes, [take, give]) {
+      const tokens = working.tokens;
+      const list = (xs) => xs.map((c) => tokens[c.col]).join(" and ");
+      const gave = changes.filter((c) => c.by.n > 0n);
+      const took = changes.filter((c) => c.by.n < 0n);
+      return [took.length ? `${take} ${W.format(W.sub(W.ZERO, W.sum(took.map((c) => c.by))))} from ${list(took)}` : "",
+        gave.length ? `${give} ${W.format(W.sum(gave.map((c) => c.by)))} to ${list(gave)}` : ""].filter(Boolean).join(" and ");
+    }
+
+    function changeSentence(which, i, col, own, changes) {
+      const tokens = working.tokens;
+      const mine = own.n === 0n ? "" : own.n > 0n ? `added ${W.format(own)} to ${tokens[col]}`
+        : `removed ${W.format(W.sub(W.ZERO, own))} from ${tokens[col]}`;
+      const text = [mine, changeWords(changes, ["took", "gave"])].filter(Boolean).join(" and ");
+      return text ? `${text[0].toUpperCase()}${text.slice(1)} in ${rowWords(which, i)}.` : "";
+    }
+
+    // A row whose cells are all fine but whose sum is not 1: one button makes it sum to 1, keeping the cell
+    // the reader last typed in.
+    function rebalanceOffer(fix) {
+      if (!fix) return null;
+      const row = working[fix.which][fix.row].map((x) => W.parseFraction(x));
+      const keep = lastEdit && lastEdit.which === fix.which && lastEdit.row === fix.row ? lastEdit.col : -1;
+      const balanced = W.rebalance(row, keep);
+      if (!balanced) return null;
+      return { ...fix, keep, next: balanced.row, changes: balanced.changes,
+        label: `Rebalance: ${changeWords(balanced.changes, ["take", "give"])}` };
+    }
+
+    function applyOffer() {
+      if (!offer) return;
+      const { which, row, keep, next, changes } = offer;
+      if (row !== position) {
+        position = Math.min(row, positions());
+        renderPositionButtons();
+        renderPanel();
+      }
+      setRow(which, row, next);
+      const focusCell = ui.panel.querySelector(`input.wi-cell[data-which="${which}"][data-col="${keep >= 0 ? keep : changes[0].col}"]`);
+      commit(changeSentence(which, row, -1, W.ZERO, changes));
+      if (focusCell) focusCell.focus();
+    }
+
+    ui.fix.addEventListener("click", applyOffer);
+
+    ui.exact.addEventListener("change", () => {
+      root.classList.toggle("wi-exact-on", ui.exact.checked);
+      fitTable();
     });
     ui.k.addEventListener("change", () => {
       working.k = Number(ui.k.value);
@@ -502,8 +500,10 @@
 
     const calc = data.calculator;
     const hundredths = (input) => W.frac(BigInt(input.value), BigInt(calc.steps));
-    ui.calcAlpha.value = String(W.toNumber(W.mul(W.parseFraction(calc.alpha), W.fromInt(calc.steps))).toFixed(0));
-    ui.calcC.value = String(W.toNumber(W.mul(W.parseFraction(calc.draft_step), W.fromInt(calc.steps))).toFixed(0));
+    // A share on the calculator's grid of 1/steps, by the one rounding rule (the build starts it the same way).
+    const onGrid = (f) => D.rounded(W.mul(f, W.fromInt(calc.steps)), 0).toString();
+    ui.calcAlpha.value = onGrid(W.parseFraction(calc.alpha));
+    ui.calcC.value = onGrid(W.parseFraction(calc.draft_step));
 
     function renderCalculator(announceIt) {
       const alpha = hundredths(ui.calcAlpha);
@@ -512,60 +512,23 @@
       const maxK = Number(ui.calcK.max);
       const curve = W.speedupCurve(alpha, c, maxK);
       const best = W.bestDraftLength(alpha, c, maxK);
-      ui.calcAlphaValue.textContent = `${W.format(alpha)} (${approx(alpha)})`;
+      ui.calcAlphaValue.textContent = decimal(alpha);
       ui.calcKValue.textContent = String(k);
-      ui.calcCValue.textContent = `${W.format(c)} (${approx(c)})`;
-      ui.calcAlpha.setAttribute("aria-valuetext", `${approx(alpha)}`);
-      ui.calcC.setAttribute("aria-valuetext", `${approx(c)} of a target step`);
+      ui.calcCValue.textContent = decimal(c);
+      ui.calcAlpha.setAttribute("aria-valuetext", decimal(alpha));
+      ui.calcC.setAttribute("aria-valuetext", `${decimal(c)} of a target step`);
       const bestK = el("span", { class: "wi-readout", "data-readout": "calc-best-k", "data-exact": String(best), text: String(best) });
       ui.calcSummary.replaceChildren(
         el("dt", {}, "Speedup at ", el("var", { text: "K" }), ` = ${k}`),
-        el("dd", {}, readout("calc-speedup", curve[k - 1], { suffix: "\u00d7", digits: 2 })),
+        el("dd", {}, readout("calc-speedup", curve[k - 1], { ratio: true, digits: 2 })),
         el("dt", {}, "Best ", el("var", { text: "K" }), ` from 1 to ${maxK}`),
-        el("dd", {}, bestK, " at ", readout("calc-best-speedup", curve[best - 1], { suffix: "\u00d7", digits: 2 })));
-      const caption = `Closed-form speedup for K from 1 to ${maxK} at \u03b1 = ${approx(alpha)} and c = ${approx(c)}; ` +
+        el("dd", {}, bestK, " at ", readout("calc-best-speedup", curve[best - 1], { ratio: true, digits: 2 })));
+      const caption = `Closed-form speedup for K from 1 to ${maxK} at \u03b1 = ${decimal(alpha)} and c = ${decimal(c)}; ` +
         `the best K, marked with a diamond, is ${best} (${times(curve[best - 1])}), and the ring marks K = ${k} ` +
         `(${times(curve[k - 1])}). The dashed line is a speedup of 1, no gain.`;
       ui.calcCaption.textContent = caption;
-      ui.calcCurve.replaceChildren(drawCurve(curve, best, k, caption));
+      ui.calcCurve.replaceChildren(V.curveChart(curve, best, k, caption));
       if (announceIt) announce(`At K = ${k} the closed form gives ${times(curve[k - 1])}; the best K is ${best}, at ${times(curve[best - 1])}.`);
-    }
-
-    function drawCurve(curve, best, chosen, label) {
-      const width = 331;
-      const height = 200;
-      const left = 40;
-      const right = 12;
-      const top = 14;
-      const bottom = 38;
-      const values = curve.map((f) => W.toNumber(f));
-      const yMax = Math.max(2, Math.ceil(Math.max(...values) * 1.15 * 2) / 2);
-      const x = (k) => left + ((k - 1) / Math.max(1, curve.length - 1)) * (width - left - right);
-      const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
-      const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "wi-chart", role: "img", "aria-label": label });
-      const ticks = [];
-      const stepY = yMax <= 3 ? 0.5 : yMax <= 6 ? 1 : 2;
-      for (let v = 0; v <= yMax + 1e-9; v += stepY) ticks.push(v);
-      for (const v of ticks) {
-        root.append(svg("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: "wi-grid" }));
-        root.append(svg("text", { x: left - 6, y: y(v) + 4, class: "wi-axis-label", "text-anchor": "end" }, `${v}\u00d7`));
-      }
-      root.append(svg("line", { x1: left, x2: width - right, y1: y(1), y2: y(1), class: "wi-one" }));
-      for (let k = 1; k <= curve.length; k++) {
-        if (k === 1 || (k % 5 === 0 && curve.length - k >= 3) || k === curve.length) {
-          root.append(svg("text", { x: x(k), y: height - bottom + 16, class: "wi-axis-label", "text-anchor": "middle" }, String(k)));
-        }
-      }
-      root.append(svg("text", { x: (left + width - right) / 2, y: height - 6, class: "wi-axis-label", "text-anchor": "middle" }, "draft length K"));
-      root.append(svg("polyline", { points: values.map((v, i) => `${x(i + 1)},${y(v)}`).join(" "), class: "wi-line" }));
-      values.forEach((v, i) => root.append(svg("circle", { cx: x(i + 1), cy: y(v), r: 2.5, class: "wi-point" })));
-      const bx = x(best);
-      const by = y(values[best - 1]);
-      root.append(svg("path", { d: `M${bx} ${by - 7} L${bx + 7} ${by} L${bx} ${by + 7} L${bx - 7} ${by} Z`, class: "wi-best" }));
-      const anchor = best > curve.length * 0.6 ? "end" : "start";
-      root.append(svg("text", { x: bx + (anchor === "end" ? -10 : 10), y: Math.max(top + 10, by - 10), class: "wi-best-label", "text-anchor": anchor }, `best K = ${best}`));
-      root.append(svg("circle", { cx: x(chosen), cy: y(values[chosen - 1]), r: 6, class: "wi-chosen" }));
-      return root;
     }
 
     for (const input of [ui.calcAlpha, ui.calcK, ui.calcC]) input.addEventListener("input", () => renderCalculator(true));
@@ -588,17 +551,16 @@
       const alike = results.acceptRates.every((a) => W.eq(a, results.acceptRates[0]));
       const same = W.eq(closed, results.speedup);
       ui.calcCompare.replaceChildren(
-        `The editor's round, K = ${results.k}: the closed form at its ${alike ? "" : "mean "}acceptance rate ${W.format(mean)} gives `,
-        readout("calc-editor-closed-form", closed, { suffix: "\u00d7", digits: 2 }),
+        `The editor's round, K = ${results.k}: the closed form at its ${alike ? "" : "mean "}acceptance rate `,
+        readout("calc-editor-alpha", mean), " gives ",
+        readout("calc-editor-closed-form", closed, { ratio: true, digits: 2 }),
         ", the exact round ",
-        readout("calc-editor-speedup", results.speedup, { suffix: "\u00d7", digits: 2 }),
+        readout("calc-editor-speedup", results.speedup, { ratio: true, digits: 2 }),
         same ? ": the same number, since every position accepts alike." :
           `: ${alike ? "they differ" : "the rates differ by position, so the closed form is only an approximation"}.`);
     }
 
     ui.calcUseEditor.addEventListener("click", () => {
-      const grid = W.fromInt(calc.steps);
-      const onGrid = (f) => String(Math.round(W.toNumber(W.mul(f, grid))));
       ui.calcAlpha.value = onGrid(W.min(editorMean(), W.ONE));
       ui.calcC.value = onGrid(W.min(W.div(valid.cost.draftStep, valid.cost.verifyStep), W.ONE));
       ui.calcK.value = String(Math.min(results.k, Number(ui.calcK.max)));
@@ -613,7 +575,17 @@
     root.querySelector(".what-if-nojs").hidden = true;
     app.hidden = false;
     root.classList.add("is-enhanced");
-    if (fromLink) root.scrollIntoView({ block: "start" });
+    fitTable();
+    window.addEventListener("resize", fitTable);
+    if (fromLink) {
+      // A link shows the editor, or a broken link's one sentence; again as figures above it load (and
+      // grow), until the reader scrolls or types.
+      const show = () => (ui.error.hidden ? root.scrollIntoView({ block: "start" }) : ui.error.scrollIntoView({ block: "center" }));
+      let settled = false;
+      for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(type, () => (settled = true), { once: true, passive: true });
+      document.querySelectorAll("img").forEach((img) => img.complete || img.addEventListener("load", () => settled || show(), { once: true }));
+      show();
+    }
   }
 
   function start() {

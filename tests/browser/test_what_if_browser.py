@@ -1,5 +1,7 @@
 """The what-if editor in Debian's chromium, on the real site: every readout it shows after an edit must
-equal what `python -m generator numbers --data FILE --json` prints for the state in its own URL fragment.
+equal what `python -m generator numbers --data FILE --json` prints for the state in its own URL fragment,
+print the decimal the pages print for the same number, and the reader must never be stuck: an invalid row
+keeps the last results (dimmed) with one sentence and a Rebalance button, a malformed address throws nothing.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from browser_support import serve, shared_tab, turn
 from generator.model import analysis
 from generator.model.profiles import load_profiles
+from generator.render import decimals
 from generator.render.whatif import parity_vectors
 from support import PROFILES, ROOT
 
@@ -145,6 +148,23 @@ def test_the_other_shipped_profile_can_be_picked(page, tmp_path):
     assert_matches_engine(page, tmp_path)
 
 
+def is_stale(page) -> bool:
+    """The results are dimmed: marked stale, the speedup in the muted grey of small print, the bars grey."""
+    return page.evaluate("""() => {
+        const results = document.querySelector('#what-if [data-wi="results"]');
+        const muted = getComputedStyle(document.querySelector('#what-if .wi-small')).color;
+        const speedup = getComputedStyle(results.querySelector('[data-readout="speedup"]')).color;
+        const bar = getComputedStyle(results.querySelector('.wi-fill')).backgroundColor;
+        const stale = results.classList.contains('is-stale');
+        if (stale !== (speedup === muted) || stale !== (bar === muted)) throw new Error(`marked ${stale}, drawn ${speedup} ${bar}`);
+        return stale;
+    }""")
+
+
+def fix_button(page):
+    return page.locator('#what-if [data-wi="fix"]')
+
+
 def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page, tmp_path):
     open_editor(page)
     page.click('[data-position="1"]')  # position 2
@@ -152,11 +172,16 @@ def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page
     # edits position 1 instead (its row then sums to 1/2)
     wait_until(page, "() => document.querySelector('[data-position=\"1\"]').getAttribute('aria-pressed') === 'true'")
     before = readouts(page)
+    assert not is_stale(page)
     cell(page, "target", "the").fill("0")
-    assert "target row 2 sums to 7/8, not 1" in error_text(page)
+    assert error_text(page).startswith("The results below are for the last valid numbers, because target row 2 sums to 7/8, not 1.")
     assert readouts(page) == before, "an invalid row must not change the results"
+    assert is_stale(page), "the last valid results stay visible, dimmed"
+    assert page.locator('#what-if [data-readout="speedup"]').is_visible()
+    assert fix_button(page).is_visible() and fix_button(page).text_content() == "Rebalance: give 1/8 to cat"
     cell(page, "target", "cat").fill("5/8")
     assert error_text(page) == ""
+    assert not is_stale(page) and not fix_button(page).is_visible()
     picture = page.locator('#what-if [data-wi="position-picture"] svg').get_attribute("aria-label")
     assert picture.startswith("Position 2: target p and draft q by token") and "the: p 0, q 1/4; cat: p 5/8, q 3/8" in picture
     state = current_state(page)
@@ -196,6 +221,9 @@ def test_changing_k_and_the_draft_step_recomputes_from_the_first_k_positions(pag
     page.fill("#wi-draft-step", "-1/5")
     assert "the draft step c is negative" in error_text(page)
     assert readouts(page) == got
+    assert is_stale(page) and not fix_button(page).is_visible(), "a cost is not fixed by rebalancing a row"
+    page.fill("#wi-draft-step", "0.2")
+    assert error_text(page) == "" and current_state(page)["cost_model"]["draft_step"] == "1/5"
 
 
 def test_a_what_if_link_restores_a_random_profile_with_any_denominators(page, tmp_path):
@@ -259,41 +287,56 @@ def test_an_invalid_link_followed_later_keeps_the_current_edited_state(page, tmp
     assert_matches_engine(page, tmp_path, edited)
 
 
-def test_keyboard_alone_edits_a_cell_moves_probability_and_hears_the_result(page, tmp_path):
+def tab_to(page, predicate: str, limit: int = 200) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"() => {{ const e = document.activeElement; return !!e && ({predicate}); }}"):
+            return
+    pytest.fail(f"Tab never reached: {predicate}")
+
+
+def test_keyboard_alone_edits_a_cell_rebalances_moves_probability_and_hears_the_result(page, tmp_path):
     open_editor(page)
     first_cell = cell(page, "target", "the")
-    for _ in range(200):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.getAttribute('aria-label')") == first_cell.get_attribute("aria-label"):
-            break
-    else:
-        pytest.fail("Tab never reached the first probability cell")
-    page.keyboard.press("ArrowDown")  # 1/2 -> 3/8: the row now sums to 7/8
+    tab_to(page, f"e.getAttribute('aria-label') === {json.dumps(first_cell.get_attribute('aria-label'))}")
+    # Down takes one step (1/8) out of the cell and gives it to the largest other cell, a (1/4): the row
+    # still sums to 1, so nothing is ever invalid from the arrow keys.
+    page.keyboard.press("ArrowDown")
     wait_until(page, "() => document.activeElement.value === '3/8'")  # the key's handler may run a moment later
-    assert "target row 1 sums to 7/8, not 1" in error_text(page)
-    page.keyboard.press("Tab")  # the draft cell of the same token
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.press("ArrowUp")  # back to 1/2
-    wait_until(page, "() => document.activeElement.value === '1/2'")
     assert error_text(page) == ""
+    state = current_state(page)
+    assert state["target"][0] == ["3/8", "1/8", "0", "1/8", "3/8", "0"]
+    assert cell(page, "target", "a").input_value() == "3/8"
+    wait_until(page, "() => document.querySelector('[data-wi=\"live\"]').textContent.startsWith("
+               "'Removed 1/8 from the and gave 1/8 to a in the target row at position 1.')")
+    page.keyboard.press("ArrowUp")  # and back: the largest other cell is a again
+    wait_until(page, "() => document.activeElement.value === '1/2'")
+    assert current_state(page)["target"][0] == ["1/2", "1/8", "0", "1/8", "1/4", "0"]
+    # Typing breaks the row; the Rebalance button is a few Tabs on, and puts the focus back in the cell.
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0.75")
+    assert "target row 1 sums to 5/4, not 1" in error_text(page)
+    tab_to(page, "e.dataset.wi === 'fix'", limit=12)  # the cells below it, then the button
+    assert page.evaluate("document.activeElement.textContent") == "Rebalance: take 1/4 from a"
+    page.keyboard.press("Enter")
+    wait_until(page, f"() => document.activeElement.getAttribute('aria-label') === {json.dumps(first_cell.get_attribute('aria-label'))}")
+    assert error_text(page) == "" and not is_stale(page)
+    assert current_state(page)["target"][0] == ["3/4", "1/8", "0", "1/8", "0", "0"]
     # Into the Move control: Tab until its button, choosing from and to on the way with the keyboard.
-    for _ in range(80):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") == "wi-move-to":
-            break
+    tab_to(page, "e.id === 'wi-move-to'", limit=80)
     page.keyboard.press("ArrowDown")  # cat -> sat
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.dataset.wi") == "move"
     page.keyboard.press("Enter")
     wait_until(page, "() => document.querySelector('[data-wi=\"move-status\"]').textContent.startsWith('Moved')")
     state = current_state(page)
-    assert state["target"][0][0] == "3/8" and state["target"][0][2] == "1/8"
+    assert state["target"][0][0] == "5/8" and state["target"][0][2] == "1/8"
     got = assert_matches_engine(page, tmp_path)
     live = page.locator('[data-wi="live"]')
     assert live.get_attribute("aria-live") == "polite"
-    wait_until(page, "() => document.querySelector('[data-wi=\"live\"]').textContent.includes('speedup')")
     expected = Fraction(got["expected-tokens"])
-    assert f"Expected tokens per round {float(expected):.2f}" in live.text_content()
+    heard = f"Expected tokens per round {decimals.fixed(expected, 2)}, exactly {expected}"
+    wait_until(page, f"() => document.querySelector('[data-wi=\"live\"]').textContent.includes({json.dumps(heard)})")
 
 
 def test_the_calculator_matches_the_closed_form_and_best_k(page):
@@ -368,3 +411,206 @@ def test_choosing_a_position_by_keyboard_keeps_focus_on_its_button(page):
     page.keyboard.press("ArrowRight")  # nothing moves focus but Tab: no roving focus to learn
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.dataset.position") == "3"
+
+
+# --- typing decimals, rebalancing, readouts, phones, malformed addresses, one rounding rule ------------
+
+
+def test_decimals_and_percentages_are_read_exactly(page, tmp_path):
+    open_editor(page)
+    cell(page, "draft", "the").fill("0.5")  # 3/8 before
+    assert "draft row 1 sums to 9/8, not 1" in error_text(page)
+    cell(page, "draft", "cat").fill("12.5%")  # 1/4 before
+    assert error_text(page) == ""
+    cell(page, "draft", "a").fill("0")
+    assert "draft row 1 sums to 7/8, not 1" in error_text(page)
+    cell(page, "draft", "mat").fill(".25")
+    assert error_text(page) == ""
+    state = current_state(page)
+    assert state["draft"][0] == ["1/2", "1/8", "0", "1/8", "0", "1/4"], "the address keeps exact fractions"
+    assert cell(page, "draft", "cat").input_value() == "12.5%", "the cell keeps what the reader typed"
+    assert_matches_engine(page, tmp_path)
+
+
+def test_one_click_rebalances_the_row_keeping_the_cell_just_typed(page, tmp_path):
+    open_editor(page)
+    page.click('[data-position="3"]')  # position 4: target 1/4 0 1/8 1/2 1/8 0
+    wait_until(page, "() => document.querySelector('[data-position=\"3\"]').getAttribute('aria-pressed') === 'true'")
+    cell(page, "target", "sat").fill("0.75")  # sums to 13/8
+    assert "target row 4 sums to 13/8, not 1" in error_text(page)
+    assert fix_button(page).text_content() == "Rebalance: take 5/8 from on and the"
+    fix_button(page).click()
+    wait_until(page, "() => document.querySelector('[data-wi=\"error\"]').hidden")
+    state = current_state(page)
+    assert state["target"][3] == ["1/8", "0", "3/4", "0", "1/8", "0"]
+    assert not is_stale(page)
+    assert_matches_engine(page, tmp_path)
+    # Enter in the cell does what the button does
+    cell(page, "target", "the").fill("0")
+    assert fix_button(page).text_content() == "Rebalance: give 1/8 to sat"
+    cell(page, "target", "the").press("Enter")
+    wait_until(page, "() => document.querySelector('[data-wi=\"error\"]').hidden")
+    assert current_state(page)["target"][3] == ["0", "0", "7/8", "0", "1/8", "0"]
+
+
+def test_a_rebalance_offered_for_another_row_fixes_that_row(page):
+    open_editor(page)
+    cell(page, "draft", "the").fill("1/4")  # position 1's draft sums to 7/8
+    page.click('[data-position="2"]')
+    assert "draft row 1 sums to 7/8, not 1" in error_text(page)
+    fix_button(page).click()
+    wait_until(page, "() => document.querySelector('[data-wi=\"error\"]').hidden")
+    assert page.get_attribute('#what-if [data-position="0"]', "aria-pressed") == "true", "the row it fixed is shown"
+    assert sum(Fraction(x) for x in current_state(page)["draft"][0]) == 1
+
+
+def test_readouts_show_a_short_decimal_and_the_exact_fraction_on_demand(page):
+    open_editor(page)
+    speedup = page.locator('#what-if [data-readout="speedup"]')
+    exact = Fraction(speedup.get_attribute("data-exact"))
+    assert speedup.inner_text() == decimals.times(exact)
+    alpha = page.locator('#what-if [data-readout="accept-rate-1"]')
+    assert alpha.inner_text() == decimals.fixed(Fraction(alpha.get_attribute("data-exact")), 3)
+    overlap = page.locator('#what-if tbody tr[data-token="0"] [data-derived="overlap"]')
+    assert overlap.inner_text() == "0.375"
+    assert "/" not in page.locator("#what-if [data-wi=\"results\"]").inner_text(), "no fraction until asked for"
+    page.check('#what-if [data-wi="exact"]')
+    assert speedup.inner_text() == f"{decimals.times(exact)} = {exact}"
+    assert overlap.inner_text() == "3/8"
+    page.uncheck('#what-if [data-wi="exact"]')
+    assert speedup.inner_text() == decimals.times(exact)
+
+
+def columns_fit(page) -> list[str]:
+    """What does not fit: the page wider than the screen, a table wider than its box, a heading cut off."""
+    return page.evaluate("""() => {
+        const bad = [];
+        const width = document.documentElement.clientWidth;
+        if (document.documentElement.scrollWidth > width) bad.push('page ' + document.documentElement.scrollWidth);
+        for (const box of document.querySelectorAll('#what-if .wi-scroll')) {
+            if (box.scrollWidth > box.clientWidth) bad.push('table ' + box.scrollWidth + ' in ' + box.clientWidth);
+        }
+        for (const th of document.querySelectorAll('#what-if .wi-table th, #what-if .wi-table td')) {
+            const r = th.getBoundingClientRect();
+            if (r.right > width || r.left < 0) bad.push('cell at ' + Math.round(r.left) + '..' + Math.round(r.right));
+        }
+        return bad;
+    }""")
+
+
+@pytest.mark.parametrize("width", [360, 390, 1280])
+def test_every_column_is_visible_without_scrolling_sideways(page, width):
+    page.set_viewport_size({"width": width, "height": 844})
+    try:
+        for profile in ("aligned", "divergent"):
+            open_editor(page)
+            page.select_option("#wi-profile", profile)
+            for position in range(6):
+                page.click(f'#what-if [data-position="{position}"]')
+                assert columns_fit(page) == [], (profile, position)
+                headings = page.locator("#what-if .wi-table thead th")
+                assert all(headings.nth(i).is_visible() for i in range(headings.count()))
+            cell(page, "target", "the").fill("0.3333")  # an invalid row: the sum and its tag must fit too
+            assert columns_fit(page) == []
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def assert_one_tab_selected(page) -> None:
+    wait_until(page, "() => document.querySelector('#positions.is-enhanced') !== null")
+    selected = page.locator('#positions [role="tab"][aria-selected="true"]')
+    assert selected.count() == 1
+    shown = page.evaluate("[...document.querySelectorAll('#positions > .tab-panel')].filter(p => !p.hidden).length")
+    assert shown == 1
+
+
+MALFORMED = {
+    "percent": ("#%", None),
+    "what-if-percent": ("#what-if=%", "This link's what-if state was not loaded, because it is not readable JSON."),
+    "bad-escape": ("#what-if=%E0%A4%A", "This link's what-if state was not loaded, because it is not readable JSON."),
+    "huge": ("#" + "x" * 100_000, None),
+    "huge-what-if": (PREFIX + "%" * 100_000, "This link's what-if state was not loaded, because it is longer than 20000 characters."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_malformed_address_throws_nothing_keeps_a_tab_selected_and_the_what_if_says_why(page, tmp_path, name):
+    fragment, sentence = MALFORMED[name]
+    open_editor(page, fragment)  # the page fixture fails the test on any uncaught error or console error
+    assert_one_tab_selected(page)
+    assert error_text(page) == (sentence or "")
+    if sentence:  # in view as the page opens
+        assert page.evaluate("""() => { const r = document.querySelector('#what-if [data-wi="error"]').getBoundingClientRect();
+            return r.top >= 0 && r.bottom <= innerHeight; }""")
+    assert_matches_engine(page, tmp_path, shipped_state())
+    # the same address followed later, on the open page
+    open_editor(page)
+    page.evaluate(f"location.hash = {json.dumps(fragment)}")
+    page.wait_for_timeout(100)
+    assert_one_tab_selected(page)
+    if sentence:
+        wait_until(page, "() => !document.querySelector('[data-wi=\"error\"]').hidden")
+    assert error_text(page) == (sentence or "")
+
+
+def test_a_tab_named_in_the_address_is_still_selected(page):
+    page.goto(f"{page.origin}/positions.html#positions-divergent")
+    assert_one_tab_selected(page)
+    assert page.get_attribute("#positions-divergent-tab", "aria-selected") == "true"
+
+
+def test_the_editor_prints_the_same_decimals_as_the_pages(page, site_dir):
+    """Expected tokens and speedups of the shipped drafts, and the closed form's best speedups: the string the
+    editor shows is the string the pages print (one rounding rule in Python and JavaScript)."""
+    from generator.model.facts import build_facts
+    from generator.site.pipeline import load_inputs
+
+    config, profiles = load_inputs(ROOT)
+    facts = build_facts(profiles, config)
+    pages_text = "".join((site_dir / name).read_text(encoding="utf-8") for name in ("speedup.html", "tokens-per-round.html"))
+    open_editor(page)
+    for profile in facts.profiles:
+        page.select_option("#wi-profile", profile.id)
+        wait_until(page, f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === {json.dumps(str(profile.speedup))}")
+        shown = page.locator('#what-if [data-readout="speedup"] .wi-dec').inner_text()
+        assert shown == decimals.times(profile.speedup) and f"<strong>{shown}</strong>" in pages_text
+        tokens = page.locator('#what-if [data-readout="expected-tokens"] .wi-dec').inner_text()
+        assert tokens == decimals.fixed(profile.expected_tokens, 2) and tokens in pages_text
+    curves = [c for c in facts.speedup_curves if (c.alpha * 100).denominator == 1 and (c.cost * 100).denominator == 1]
+    assert curves
+    for curve in curves:
+        page.fill("#wi-calc-alpha", str(int(curve.alpha * 100)))
+        page.fill("#wi-calc-c", str(int(curve.cost * 100)))
+        assert page.locator('#what-if [data-readout="calc-best-k"]').inner_text() == str(curve.best_k)
+        shown = page.locator('#what-if [data-readout="calc-best-speedup"] .wi-dec').inner_text()
+        assert shown == decimals.times(curve.best_speedup) and f"<td>{shown}</td>" in pages_text, shown
+
+
+def test_the_calculator_starts_where_use_the_editors_numbers_puts_it(page):
+    open_editor(page)
+    start = {name: page.input_value(f"#wi-calc-{name}") for name in ("alpha", "k", "c")}
+    page.fill("#wi-calc-alpha", "10")
+    page.fill("#wi-calc-c", "50")
+    page.click('[data-wi="calc-use-editor"]')
+    assert {name: page.input_value(f"#wi-calc-{name}") for name in ("alpha", "k", "c")} == start
+    rates = [Fraction(readouts(page)[f"accept-rate-{i}"]) for i in range(1, 6)]
+    mean = sum(rates) / len(rates)
+    assert start["alpha"] == str(decimals.rounded(mean, 2))  # 33/40 -> 83: a tie, away from zero
+    assert page.locator('[data-wi="calc-alpha-value"]').inner_text() == decimals.fixed(Fraction(int(start["alpha"]), 100), 2)
+
+
+def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page):
+    """The static tables print min(p, q) and the residual as fractions; the editor, asked for exact fractions,
+    prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
+    open_editor(page)
+    page.check('#what-if [data-wi="exact"]')
+    for profile in ("aligned", "divergent"):
+        page.select_option("#wi-profile", profile)
+        for position in range(1, 6):
+            page.click(f'#what-if [data-position="{position - 1}"]')
+            static = page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
+                .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))
+                .map(cells => [cells[2], cells[4]])""")
+            editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
+                .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
+            assert editor == static, (profile, position)

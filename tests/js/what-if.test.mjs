@@ -157,8 +157,11 @@ test("garbage is refused without throwing", () => {
   delete noDraft.draft;
   refused(noDraft, /has no .draft./);
   const bad = copy();
-  bad.target[0][0] = "0.5";
-  refused(bad, /"0\.5" is not a fraction/);
+  bad.target[0][0] = "half";
+  refused(bad, /"half" is not a number such as 3\/8, 0\.375 or 37\.5%/);
+  const percentOfFraction = copy();
+  percentOfFraction.target[0][0] = "1/2%";
+  refused(percentOfFraction, /"1\/2%" is not a number/);
   const zero = copy();
   zero.target[0][0] = "1/0";
   refused(zero, /divides by zero/);
@@ -179,4 +182,70 @@ test("any denominators are fine, and fractions come back normalised", () => {
   doc.target[0] = ["4/8", "1/8", "0", "1/8", "6/24", "0/5"];
   const state = stateOf(doc);
   assert.deepEqual(core.toDocument(state, tokens).target[0], ["1/2", "1/8", "0", "1/8", "1/4", "0"]);
+});
+
+test("decimals and percentages are read exactly, as a reader types them", () => {
+  const read = (text) => {
+    const f = core.parseFraction(text);
+    return f && f !== "zero" ? F(f) : f;
+  };
+  assert.equal(read("0.5"), "1/2");
+  assert.equal(read(".5"), "1/2");
+  assert.equal(read("0,5"), "1/2");
+  assert.equal(read("12.5%"), "1/8");
+  assert.equal(read(" 12.5 % "), "1/8");
+  assert.equal(read("50%"), "1/2");
+  assert.equal(read("0.1"), "1/10", "a decimal is the decimal, not the float nearest it");
+  assert.equal(read("0.3333"), "3333/10000");
+  assert.equal(read("3 / 8"), "3/8");
+  assert.equal(read("\u22120.25"), "-1/4");
+  assert.equal(read("1"), "1");
+  assert.equal(read("1/0"), "zero");
+  for (const junk of ["", ".", "%", "-", "1e-3", "1/2%", "0x1", "1..2", "1/2/3", "1 2", "0. 5", "x".repeat(300)]) {
+    assert.equal(core.parseFraction(junk), null, JSON.stringify(junk));
+  }
+  const doc = copy();
+  doc.target[0] = ["0.5", "12.5%", "0", "0.125", "25%", "0"];
+  assert.deepEqual(core.toDocument(stateOf(doc), tokens).target[0], ["1/2", "1/8", "0", "1/8", "1/4", "0"]);
+});
+
+test("a row that does not sum to 1 is refused with where it is, so the editor can offer to rebalance it", () => {
+  const doc = copy();
+  doc.draft[1][0] = "7/8";
+  const result = core.validate(doc, tokens);
+  assert.match(result.error, /draft row 2 sums to/);
+  assert.deepEqual(result.fix, { which: "draft", row: 1 });
+  const negative = copy();
+  negative.draft[1][0] = "-1/8";
+  assert.equal(core.validate(negative, tokens).fix, null, "a negative cell is not fixed by rebalancing");
+});
+
+test("rebalance keeps the edited cell and makes the row sum to 1, largest other cells first", () => {
+  const row = (...xs) => xs.map((x) => core.parseFraction(x));
+  const check = (cells, keep, want, changes) => {
+    const out = core.rebalance(row(...cells), keep);
+    assert.ok(out, `no rebalance for ${cells}`);
+    assert.deepEqual(out.row.map(F), want);
+    assert.equal(F(core.sum(out.row)), "1");
+    assert.deepEqual(out.changes.map((c) => [c.col, F(c.by)]), changes);
+  };
+  // a shortfall goes to the largest other cell (the first on ties)
+  check(["1/4", "1/8", "1/4", "0"], 0, ["1/4", "1/8", "5/8", "0"], [[2, "3/8"]]);
+  check(["1/4", "1/4", "1/4", "0"], 3, ["1/2", "1/4", "1/4", "0"], [[0, "1/4"]]);
+  // an excess comes from the other cells, largest first, as far as each has it
+  check(["7/8", "1/4", "1/8", "1/8"], 0, ["7/8", "0", "0", "1/8"], [[1, "-1/4"], [2, "-1/8"]]);
+  check(["1", "1/2", "1/2", "0"], 0, ["1", "0", "0", "0"], [[1, "-1/2"], [2, "-1/2"]]);
+  // nothing kept: any cell may change
+  check(["1/2", "1/2", "1/4"], -1, ["1/4", "1/2", "1/4"], [[0, "-1/4"]]);
+  check(["1/2", "1/2"], 0, ["1/2", "1/2"], []);
+  // every random row of the vectors, one cell pushed off by a step, comes back to a sum of 1 keeping that cell
+  for (const c of vectors.cases) {
+    for (const raw of c.state.draft) {
+      const cells = raw.map((x) => core.parseFraction(x));
+      cells[0] = core.min(core.ONE, core.add(cells[0], core.frac(1n, 8n)));
+      const out = core.rebalance(cells, 0);
+      assert.ok(out && core.eq(core.sum(out.row), core.ONE) && core.eq(out.row[0], cells[0]), c.id);
+      assert.ok(out.row.every((x) => x.n >= 0n), c.id);
+    }
+  }
 });
