@@ -208,7 +208,7 @@ def _break_figure(root: Path, monkeypatch) -> str:
         )
 
     monkeypatch.setattr(registry, "jobs", broken)
-    return "generator/render/figures.py: acceptance_bars('acceptance') failed"
+    return "generator/render/figures.py: acceptance: acceptance_bars() failed"
 
 
 def _break_analysis(root: Path, monkeypatch) -> str:
