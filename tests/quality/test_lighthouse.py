@@ -27,7 +27,6 @@ pytestmark = pytest.mark.browser
 
 # Pages still over Lighthouse's DOM size on a phone; their widgets are being made lighter (issue 27).
 DOM_SIZE_OPEN = {
-    "draft-and-verify.html": "issue 27 item 3: the stepper page holds every frame of every round as HTML (about 6,800 elements)",
     "positions.html": "issue 27: the positions tables and the what-if editor together hold about 1,400 elements",
 }
 
