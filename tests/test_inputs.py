@@ -149,7 +149,7 @@ RANGES = {
     "a negative seed": ("  convergence: 20230217", "  convergence: -1", "seeds.convergence"),
     "zero Monte Carlo rounds": ("  rounds: 100000", "  rounds: 0", "monte_carlo.rounds"),
     "zero identity pairs": ("  identity_pairs: 5000", "  identity_pairs: 0", "monte_carlo.identity_pairs"),
-    "zero playground rounds": ("  rounds: 2000 ", "  rounds: 0 ", "playground.rounds"),
+    "zero playground rounds": ("  rounds: 20000 ", "  rounds: 0 ", "playground.rounds"),
     "a bandwidth that is not a number": ("memory_bandwidth_gb_s: 2039", "memory_bandwidth_gb_s: .nan",
                                          "roofline.memory_bandwidth_gb_s"),
     "an infinite peak": ("peak_tflops: 312", "peak_tflops: .inf", "roofline.peak_tflops"),
