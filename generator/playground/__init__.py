@@ -1,6 +1,6 @@
 """The playground's two model pairs (prose and code), what they measure, and the vectors that pin the JS.
 
-build_playground is the one call the site build makes: per kind of text it trains a target and a
+build_kind is what the site build calls, once per kind of text: it trains a target and a
 draft, exports them for the page, rebuilds them from that export (so the numbers printed beside
 the widget come from exactly what the widget runs), and measures speculative sampling on
 held-out text of that kind.
@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 
-from ..lazy import lazy_numpy
-from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
+import numpy as np
+
+from ..model.analysis import best_draft_length, leviathan_speedup
+from ..model.montecarlo import row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import (
     apply_temperature,
@@ -23,8 +26,6 @@ from .sampler import (
     speculative_round,
     temper_rows,
 )
-
-np = lazy_numpy(globals())  # numpy at first use: pricing the kept rounds again needs none
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2
@@ -72,7 +73,7 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
 
 def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
              rng: np.random.Generator, replacement_rule=None):
-    """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
+    """Rounds from each context row through the site's one vectorised simulator (montecarlo.simulate_batch)."""
     return simulate_tempered(tempered(target, temperature), tempered(draft, temperature), contexts, k, rng,
                              replacement_rule)
 
@@ -377,10 +378,10 @@ def corpus_script(text: str, kind: str) -> str:
 
 PARITY_TEMPERATURES = (1.0, 0.0, 0.7, 1.6)
 PARITY_KS = (1, 3, 5, 8)
-PARITY_CONTEXTS = {
+PARITY_CONTEXTS = MappingProxyType({
     PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
     CODE: ["    def __init__(self", "for i in range(", "", "qz"],
-}
+})
 
 
 def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:

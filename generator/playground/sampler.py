@@ -5,7 +5,7 @@ model's rows (each row depends on the proposals before it), computes the target'
 both to engine.run_round, which applies min(1, p/q), draws from the residual and adds the bonus,
 exactly on the doubles the models produced. Uniforms come from a callable, so a recorded list of
 them fixes a round completely; that list is what the parity vectors hand to playground-core.js.
-Many rounds at once go through analysis.simulate_batch (see generator.playground.simulate).
+Many rounds at once go through montecarlo.simulate_batch (see generator.playground.simulate).
 
 Temperature 0 means greedy verification: the draft proposes its argmax and both models' rows
 become one-hot at their argmax, so a proposal survives iff it is the target's top choice and the
@@ -18,11 +18,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from ..model.engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
-
-np = lazy_numpy(globals())
 
 __all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw", "greedy_loop_start",
            "greedy_run", "expected_tvd"]

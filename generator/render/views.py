@@ -311,7 +311,7 @@ def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str
     return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
 
 
-DRAWN_LABELS = {ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"}
+DRAWN_LABELS = MappingProxyType({ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"})
 
 
 def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:
