@@ -174,9 +174,9 @@ LAYERS = {  # module -> the generator modules it may import
     "views": {"decimals", "engine", "facts", "pages"},
     "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
-    "figure_words": set(),  # the words of alt texts and captions
+    "figure_words": {"decimals"},  # the words of alt texts and captions, their decimals by the pages' rule
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
-    "figures": {"chart", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
+    "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
     "figure_registry": {"digest", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas

@@ -16,7 +16,7 @@ from ..model.config import SiteConfig
 from ..model.facts import Facts, FigureRef
 from .cache import PACKAGE
 
-DRAWING_CODE = ("figures.py", "chart.py", "figure_words.py", "palette.py")  # figures.py and what it imports
+DRAWING_CODE = ("figures.py", "chart.py", "decimals.py", "figure_words.py", "palette.py")  # figures.py and what it imports
 
 
 def figure_code() -> str:
