@@ -11,13 +11,9 @@ _PREVIOUS_CACHE_DIR = os.environ.get("GENERATOR_CACHE_DIR")
 
 @pytest.hookimpl(trylast=True)  # after the tmp_path plugin has made the session's base folder
 def pytest_configure(config):
-    """Every build the tests run, in-process or in a subprocess, shares one cache outside the project.
-
-    Set before collection, because the quality gates build the site while they are collected: that
-    build, the session's one cold build, then fills the cache every later build reuses. The tests
-    never write into the project's own .cache/. Under pytest-xdist (-n 2) the workers inherit the
-    controller's folder, so they share one cache too.
-    """
+    """A cache folder outside the project for the builds made while tests are collected and by module
+    fixtures; each test gets a folder of its own (own_cache_folder), so no test reads what another
+    wrote. The tests never write into the project's own .cache/."""
     if os.environ.get("PYTEST_XDIST_WORKER") and _PREVIOUS_CACHE_DIR:
         return
     os.environ["GENERATOR_CACHE_DIR"] = str(config._tmp_path_factory.getbasetemp() / "generator-cache")
@@ -46,9 +42,12 @@ def pytest_unconfigure(config):
         os.environ["GENERATOR_CACHE_DIR"] = _PREVIOUS_CACHE_DIR
 
 
-@pytest.fixture(scope="session")
-def shared_build_cache() -> Path:
-    return Path(os.environ["GENERATOR_CACHE_DIR"])
+@pytest.fixture(autouse=True)
+def own_cache_folder(tmp_path_factory, monkeypatch) -> Path:
+    """Every build a test runs, in-process or in a subprocess, uses this test's own cache folder."""
+    folder = tmp_path_factory.mktemp("generator-cache")
+    monkeypatch.setenv("GENERATOR_CACHE_DIR", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

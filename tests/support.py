@@ -47,19 +47,19 @@ def built_site() -> Path:
     """The site built from this checkout's own sources, once per test session, into a private folder.
 
     Every module that reads or serves the real site shares it (the `site_dir` fixture): read it, never
-    write into it; copy it first (shutil.copytree) to break it. The first call is the session's one cold
-    build, so it is made while no other thread runs and its helper processes can be forked. Under
+    write into it; copy it first (shutil.copytree) to break it. It has a cache folder of its own. Under
     pytest-xdist the controller makes it before it starts the workers, which read it from the
     environment instead of building it again each.
     """
     if os.environ.get(BUILT_SITE_ENV):
         return Path(os.environ[BUILT_SITE_ENV])
+    from generator.site.cache import Cache
     from generator.site.pipeline import build
 
     parent = Path(tempfile.mkdtemp(prefix="built-site-"))
     atexit.register(shutil.rmtree, parent, True)
     out = parent / "site"
-    build(ROOT, out)
+    build(ROOT, out, cache=Cache(parent / "cache"))
     return out
 
 

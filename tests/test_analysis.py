@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.model import analysis as A
+from generator.model import convergence, montecarlo
 from generator.model.config import MonteCarlo, Seeds, load_config
 from generator.model.engine import run_round
 from generator.model.profiles import load_profiles
@@ -102,62 +103,6 @@ def test_the_integer_identity_check_draws_the_same_pairs_and_counts_the_same_as_
     assert fraction_rng.random() == integer_rng.random()  # and both consumed the same draws
 
 
-@pytest.mark.parametrize("buffered", [False, True], ids=["fresh", "half-word-kept"])
-def test_the_identity_pairs_made_from_words_are_the_drawn_ones_and_leave_the_generator_alike(buffered):
-    """The fast path against one rng.integers call per draw, over 40 seeds and counts from 1 to 400 pairs,
-    from a fresh generator and from one holding half a 64-bit output (an odd number of words drawn)."""
-    for seed in range(40):
-        for count in (1, 2, 3, 17, 400 if seed < 10 else 50):
-            fast, drawn = np.random.default_rng(seed), np.random.default_rng(seed)
-            if buffered:
-                fast.integers(0, 7), drawn.integers(0, 7)
-            assert fast.bit_generator.state["has_uint32"] == int(buffered)
-            made = A._identity_pairs_from_words(fast, count)
-            assert made is not None and made == A.drawn_identity_pairs(drawn, count), (seed, count)
-            assert fast.bit_generator.state == drawn.bit_generator.state
-
-
-# Seed 115 is one of the rare seeds (about one in 2,000 at 5,000 pairs) where integers() turns a word down:
-# in its 3,275th pair. Found by scanning seeds with _identity_pairs_from_words.
-TURNED_DOWN_SEED, TURNED_DOWN_PAIRS = 115, 3275
-
-
-def test_a_word_integers_turns_down_makes_the_fast_path_give_up_and_the_pairs_are_still_the_drawn_ones():
-    rng = np.random.default_rng(TURNED_DOWN_SEED)
-    before = rng.bit_generator.state
-    assert A._identity_pairs_from_words(rng, TURNED_DOWN_PAIRS) is None
-    assert rng.bit_generator.state == before  # untouched, so the drawn path starts where it should
-    drawn_rng = np.random.default_rng(TURNED_DOWN_SEED)
-    drawn = A.drawn_identity_pairs(drawn_rng, TURNED_DOWN_PAIRS)
-    assert A.random_identity_pairs(rng, TURNED_DOWN_PAIRS) == drawn
-    assert rng.bit_generator.state == drawn_rng.bit_generator.state
-    # one pair fewer, and every word is kept: the fast path answers
-    assert A._identity_pairs_from_words(np.random.default_rng(TURNED_DOWN_SEED), TURNED_DOWN_PAIRS - 1) == drawn[:-1]
-    # Negative control: the word really was turned down (the drawn pairs took one word more than 2s + 1 a
-    # pair), and pairs made as if it had been kept differ from the drawn ones, which the comparison sees.
-    words_rng = np.random.default_rng(TURNED_DOWN_SEED)
-    words_rng.integers(0, 2**32, size=sum(2 * len(t) + 1 for t, _ in drawn), dtype=np.uint64)
-    assert words_rng.bit_generator.state != drawn_rng.bit_generator.state
-    words = np.random.default_rng(TURNED_DOWN_SEED).integers(0, 2**32, size=17 * TURNED_DOWN_PAIRS + 16, dtype=np.uint64)
-    ignored, _, kept = A.pairs_from_words(words, TURNED_DOWN_PAIRS)
-    assert not kept and ignored[:-1] == drawn[:-1] and ignored[-1] != drawn[-1]
-
-
-def test_the_fast_path_gives_up_when_its_first_pairs_differ_from_the_drawn_ones(monkeypatch):
-    """Negative control for the guard against a numpy that draws integers some other way."""
-    drawn = A.drawn_identity_pairs
-
-    def other_numpy(rng, count):
-        pairs = drawn(rng, count)
-        (t, q), rest = pairs[0], pairs[1:]
-        return [(t[::-1], q[::-1]), *rest]
-
-    rng = np.random.default_rng(Seeds().identity_pairs)
-    before = rng.bit_generator.state
-    monkeypatch.setattr(A, "drawn_identity_pairs", other_numpy)
-    assert A._identity_pairs_from_words(rng, 100) is None and rng.bit_generator.state == before
-
-
 def test_the_integer_identity_check_rejects_a_residual_with_target_and_draft_swapped():
     def swapped(target, draft):
         return tuple(max(0, d - t) for t, d in zip(target, draft))
@@ -175,19 +120,19 @@ def test_the_identity_check_rejects_a_residual_with_target_and_draft_swapped():
 
 
 def test_the_chi_square_tail_matches_known_values():
-    assert A.chi_square_p_value(3.841458820694124, 1) == pytest.approx(0.05, rel=1e-9)
-    assert A.chi_square_p_value(11.070497693516351, 5) == pytest.approx(0.05, rel=1e-9)
-    assert A.chi_square_p_value(0.5543, 5) == pytest.approx(0.99, rel=1e-3)
+    assert convergence.chi_square_p_value(3.841458820694124, 1) == pytest.approx(0.05, rel=1e-9)
+    assert convergence.chi_square_p_value(11.070497693516351, 5) == pytest.approx(0.05, rel=1e-9)
+    assert convergence.chi_square_p_value(0.5543, 5) == pytest.approx(0.99, rel=1e-3)
 
 
-def suite(rule=A.residual_rows):
+def suite(rule=montecarlo.residual_rows):
     cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts]
-    cases += A.random_cases(Seeds().random_profiles, 12, 6, 5)
-    return A.convergence_suite(cases, 100_000, Seeds().convergence, rule)
+    cases += convergence.random_cases(Seeds().random_profiles, 12, 6, 5)
+    return convergence.convergence_suite(cases, 100_000, Seeds().convergence, rule)
 
 
 def test_random_profiles_span_low_to_high_agreement():
-    cases = A.random_cases(Seeds().random_profiles, 12, 6, 5)
+    cases = convergence.random_cases(Seeds().random_profiles, 12, 6, 5)
     means = [float(sum(A.acceptance_rates(t, d))) / 5 for _, _, t, d in cases]
     assert means[0] < 0.6 and means[-1] == 1
 
@@ -210,7 +155,7 @@ def test_the_error_shrinks_as_samples_grow():
 
 
 def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_the_same_check():
-    results = suite(A.target_rows_resampler)
+    results = suite(montecarlo.target_rows_resampler)
     threshold = FAMILY_ALPHA / sum(len(c.checks) for c in results)
     failing = {case.id for case in results if case.worst_p_value < threshold}
     assert {"aligned", "divergent"} <= failing
@@ -220,7 +165,7 @@ def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_t
 def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths():
     d = P.draft("divergent")
     exact = [float(p) for p in A.round_length_distribution(numbers("divergent").accept_rates)]
-    lengths = A.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
+    lengths = montecarlo.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
     vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
     rng = np.random.default_rng(2)
     loop = np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)],
@@ -229,7 +174,7 @@ def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths()
     assert np.abs(loop - exact).sum() / 2 < 0.03
 
 
-def reference_rounds(target_rows, draft_rows, rounds, rng, rule=A.residual_rows):
+def reference_rounds(target_rows, draft_rows, rounds, rng, rule=montecarlo.residual_rows):
     """The rule by plain binary search over the same float32 uniforms: what the lookup tables must reproduce."""
     target = np.array([[float(p) for p in row] for row in target_rows])
     draft = np.array([[float(p) for p in row] for row in draft_rows])
@@ -263,13 +208,13 @@ def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_s
     # a vocabulary past 125 tokens takes the 16-bit codes
     rng = np.random.default_rng(vocab * denominator)
     for agreement in (F(0), F(1, 2), F(9, 10)):
-        target, drafts = A.random_profile(rng, vocab, 4, agreement, denominator)
-        for rule in (A.residual_rows, A.target_rows_resampler):
-            fast = A.convergence(target, drafts, 3000, np.random.default_rng(7), rule)
+        target, drafts = convergence.random_profile(rng, vocab, 4, agreement, denominator)
+        for rule in (montecarlo.residual_rows, montecarlo.target_rows_resampler):
+            fast = convergence.convergence(target, drafts, 3000, np.random.default_rng(7), rule)
             tokens, reached = reference_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
-            slow = tuple(A.position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
+            slow = tuple(convergence.position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
             assert fast == slow
-            simulated = A.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            simulated = montecarlo.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             assert (simulated.reached == reached).all() and (simulated.tokens[reached] == tokens[reached]).all()
 
 
@@ -294,12 +239,12 @@ def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_l
     # replacement rule; the planted negative control below shows the comparison can fail
     rng = np.random.default_rng(vocab * denominator + k)
     for agreement in (F(0), F(1, 2), F(1)):
-        target, drafts = A.random_profile(rng, vocab, k, agreement, denominator)
-        for rule in (A.residual_rows, A.target_rows_resampler):
-            fixed = A.simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
-            per_round = A.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule)
+        target, drafts = convergence.random_profile(rng, vocab, k, agreement, denominator)
+        for rule in (montecarlo.residual_rows, montecarlo.target_rows_resampler):
+            fixed = montecarlo.simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
+            per_round = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule)
             assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
-    other = A.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
+    other = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
     assert not np.array_equal(other.tokens, fixed.tokens)
 
 
@@ -307,10 +252,10 @@ def test_the_per_round_simulator_asks_for_rows_only_in_rounds_still_going():
     # a round that met its rejection is not asked about again (the playground's models then build rows for
     # the rounds still going only); what it commits is checked above against the table lookup, bit for bit
     rng = np.random.default_rng(5)
-    target, drafts = A.random_profile(rng, 6, 4, F(1, 2), 64)
+    target, drafts = convergence.random_profile(rng, 6, 4, F(1, 2), 64)
     rows_at = fixed_rows_at(target, drafts, 3000)
     asked = {}
-    batch = A.simulate_batch(lambda j, going, p: asked.setdefault(j, going.copy()) is not None and rows_at(j, going, p),
+    batch = montecarlo.simulate_batch(lambda j, going, p: asked.setdefault(j, going.copy()) is not None and rows_at(j, going, p),
                              4, 3000, np.random.default_rng(7))
     for j in range(5):
         assert np.array_equal(asked[j], np.flatnonzero(batch.reached[j])), j
@@ -321,41 +266,41 @@ def test_draft_cdfs_handed_back_by_rows_at_give_the_tokens_computed_without_them
     # the playground tabulates its draft's CDFs once and hands them back with the rows; the simulator must
     # then commit exactly what it commits computing them itself
     rng = np.random.default_rng(9)
-    target, drafts = A.random_profile(rng, 7, 4, F(1, 2), 100)
+    target, drafts = convergence.random_profile(rng, 7, 4, F(1, 2), 100)
     plain = fixed_rows_at(target, drafts, 4000)
 
     def with_cdfs(shift):
         def rows_at(j, going, proposals):
             t, d = plain(j, going, proposals)
-            return (t, d) if d is None else (t, d, np.roll(A.row_cdfs(d), shift, axis=1))
+            return (t, d) if d is None else (t, d, np.roll(montecarlo.row_cdfs(d), shift, axis=1))
         return rows_at
 
-    without = A.simulate_batch(plain, 4, 4000, np.random.default_rng(7))
-    given = A.simulate_batch(with_cdfs(0), 4, 4000, np.random.default_rng(7))
+    without = montecarlo.simulate_batch(plain, 4, 4000, np.random.default_rng(7))
+    given = montecarlo.simulate_batch(with_cdfs(0), 4, 4000, np.random.default_rng(7))
     assert np.array_equal(given.tokens, without.tokens) and np.array_equal(given.reached, without.reached)
-    wrong = A.simulate_batch(with_cdfs(1), 4, 4000, np.random.default_rng(7))  # the comparison can fail
+    wrong = montecarlo.simulate_batch(with_cdfs(1), 4, 4000, np.random.default_rng(7))  # the comparison can fail
     assert not np.array_equal(wrong.tokens, without.tokens)
 
 
 def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():
     tokens = np.array([[2, 1, 0], [0, 3, 0], [0, 4, 0]])
     reached = np.array([[True, True, True], [False, True, True], [False, True, False]])
-    batch = A.Batch(tokens, reached)  # k = 2: round 0 rejects at 1, round 1 earns the bonus, round 2 rejects at 2
+    batch = montecarlo.Batch(tokens, reached)  # k = 2: round 0 rejects at 1, round 1 earns the bonus, round 2 rejects at 2
     assert batch.accepted.tolist() == [[False, True, True], [False, True, False]]
     assert batch.committed.tolist() == [1, 3, 2] and batch.first.tolist() == [2, 1, 0]
 
 
 def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():
-    cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts] + A.random_cases(5, 3, 6, 5)
-    whole = A.convergence_suite(cases, 2000, 11)
-    assert A.convergence_suite(cases[:2], 2000, 11) + A.convergence_suite(cases[2:], 2000, 11, first=2) == whole
-    assert A.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters
+    cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts] + convergence.random_cases(5, 3, 6, 5)
+    whole = convergence.convergence_suite(cases, 2000, 11)
+    assert convergence.convergence_suite(cases[:2], 2000, 11) + convergence.convergence_suite(cases[2:], 2000, 11, first=2) == whole
+    assert convergence.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters
 
 
 def plain_checkpoint_counts(row, dead, vocab):
     """The reference: the reached rounds' tokens in order, counted afresh up to every checkpoint."""
     tokens = row[row < dead].astype(np.intp)
-    points = A.error_checkpoints(len(tokens))
+    points = convergence.error_checkpoints(len(tokens))
     return points, [np.bincount(tokens[:m], minlength=vocab).tolist() for m in points]
 
 
@@ -370,18 +315,18 @@ def test_checkpoint_counts_by_blocks_equal_a_plain_count_of_every_prefix(vocab, 
         gone = rng.random(rounds) >= share
         codes[i, gone] = dead + rng.integers(0, 100, size=int(gone.sum()))
     expected = [plain_checkpoint_counts(row, dead, vocab) for row in codes]
-    assert A._counts_at_checkpoints(codes, dead, vocab) == expected
-    assert [A._position_counts(row, dead, vocab) for row in codes] == expected  # the path for wide vocabularies
+    assert convergence._counts_at_checkpoints(codes, dead, vocab) == expected
+    assert [convergence._position_counts(row, dead, vocab) for row in codes] == expected  # the path for wide vocabularies
     # the comparison can fail: one token moved inside the first checkpoint changes its counts
     codes[0, 0] = (codes[0, 0] + 1) % max(vocab, 2) if vocab > 1 else dead
-    assert A._counts_at_checkpoints(codes, dead, vocab) != expected
+    assert convergence._counts_at_checkpoints(codes, dead, vocab) != expected
 
 
 def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics():
     # a draft that never agrees with the target stops every round at its first proposal
     target = ((F(1), F(0)),) * 3
     drafts = ((F(0), F(1)),) * 2
-    first, second, third = A.convergence(target, drafts, 3000, np.random.default_rng(0))
+    first, second, third = convergence.convergence(target, drafts, 3000, np.random.default_rng(0))
     assert first.samples == 3000 and first.counts == (3000, 0) and first.total_variation == 0.0
     for check in (second, third):
         assert check.samples == 0 and check.counts == (0, 0) and check.p_value == 1.0
@@ -391,7 +336,7 @@ def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics
 @pytest.mark.parametrize("rounds", [1, 50, 100, 1025])
 def test_few_rounds_give_the_checks_of_the_plain_count(rounds):
     # no checkpoint below the last, a single one, and a round count one past a block
-    target, drafts = A.random_profile(np.random.default_rng(rounds), 6, 3, F(1, 2))
-    batch = A.simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
-    plain = tuple(A.position_check(i + 1, batch.tokens[i][batch.reached[i]], target[i]) for i in range(len(target)))
-    assert A.convergence(target, drafts, rounds, np.random.default_rng(2)) == plain
+    target, drafts = convergence.random_profile(np.random.default_rng(rounds), 6, 3, F(1, 2))
+    batch = montecarlo.simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
+    plain = tuple(convergence.position_check(i + 1, batch.tokens[i][batch.reached[i]], target[i]) for i in range(len(target)))
+    assert convergence.convergence(target, drafts, rounds, np.random.default_rng(2)) == plain

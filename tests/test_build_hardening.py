@@ -1,23 +1,20 @@
-"""Issue 12, items 2-4: the cache key follows every file the build reads, killed builds leave no workers,
-and the switch to a new build/ is one atomic step that a kill at any point cannot break."""
+"""Every file the build reads is read as it is now (links inside the project followed, links out of it
+refused), a linked output folder keeps its link, and the switch to a new build/ is one atomic step that a
+kill at any point cannot break."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from generator.site import output as O
 from generator.site import pipeline as B
-from generator.site.cache import ENV_DIR, Cache
+from generator.site.cache import Cache
 from support import copy_project
-
-
-def shared_cache(tmp_path_factory) -> Cache:
-    return Cache(tmp_path_factory.getbasetemp() / "generator-cache")
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -30,107 +27,139 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-# --- item 2 (a) and (c): the key covers every file the build reads, wherever it is ---------------
+def cli_build(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project, capture_output=True, text=True)
 
-def test_a_dot_asset_is_published_changed_and_removed_with_the_key(project, tmp_path_factory):
-    cache, out = shared_cache(tmp_path_factory), project / "build"
+
+# --- every file the build reads is read as it is now, wherever it lies -----------------------------
+
+def test_a_dot_asset_is_published_changed_and_removed(project, tmp_path):
+    cache, out = Cache(tmp_path / "cache"), project / "build"
     asset = project / "site_src" / "assets" / ".nojekyll"
     asset.write_bytes(b"one")
     B.build(project, out, cache=cache)
     assert (out / "assets" / ".nojekyll").read_bytes() == b"one"
     asset.write_bytes(b"two")
-    report = B.build(project, out, cache=cache)
-    assert not report.site_reused and (out / "assets" / ".nojekyll").read_bytes() == b"two"
-    asset.unlink()  # back to the shipped inputs, which another build may already have cached: fine, if it is right
+    B.build(project, out, cache=cache)
+    assert (out / "assets" / ".nojekyll").read_bytes() == b"two"
+    asset.unlink()
     B.build(project, out, cache=cache)
     assert not (out / "assets" / ".nojekyll").exists()
-    assert B.build(project, out, cache=cache).site_reused  # and nothing else changed: the next one is reused
 
 
 @pytest.mark.parametrize("how", ["relative", "absolute"])
-def test_the_key_follows_a_profiles_file_and_a_corpus_outside_data(how, project, tmp_path):
-    outside = tmp_path / "elsewhere"
+def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how, project, tmp_path):
+    outside = project / "elsewhere"
     outside.mkdir()
     profiles = outside / "profiles.json"
     profiles.write_bytes((project / "data" / "profiles.v1.json").read_bytes())
     corpus = outside / "corpus"
     corpus.mkdir()
-    (corpus / "prose.txt").write_text("Some prose written for the project.\n" * 100, encoding="utf-8")
+    pages = sorted((project / "site_src" / "pages").glob("*.md"))
+    prose = "".join(p.read_text(encoding="utf-8") for p in pages)
+    (corpus / "prose.txt").write_text(prose, encoding="utf-8")
     site = project / "data" / "site.yaml"
     named = {"relative": os.path.relpath, "absolute": lambda p, _: str(p)}[how]
-    # written so that a line-matching regex would miss it: quoted, with a comment after it
     edit(site, "profiles: profiles.v1.json", f"profiles: '{named(profiles, site.parent)}'   # the authored data")
     text = site.read_text(encoding="utf-8")
     start, end = text.index("  prose:\n"), text.index("  code:\n")
     site.write_text(text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:],
                     encoding="utf-8")
-    before = B.site_key(project)
-
-    profiles.write_text(profiles.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-    after_profiles = B.site_key(project)
-    (corpus / "prose.txt").write_text((corpus / "prose.txt").read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
-    after_corpus = B.site_key(project)
+    out, folder = tmp_path / "out", tmp_path / "cache"
+    B.build(project, out, cache=Cache(folder))
+    edit(profiles, '"draft_step": "1/10"', '"draft_step": "1/9"')
+    B.build(project, out, cache=Cache(folder))
+    assert '"draft_step": "1/9"' in (out / "data" / "profiles.json").read_text(encoding="utf-8")
+    (corpus / "prose.txt").write_text("Other prose, written later.\n" + prose, encoding="utf-8")
+    cache = Cache(folder)
+    B.build(project, out, cache=cache)
+    assert cache.computed["playground"] == 1  # the prose pair trained again, the code pair reused
+    assert "Other prose" in (out / "assets" / "corpus" / "prose.txt").read_text(encoding="utf-8")
     (outside / "unrelated.txt").write_text("not read by the build")
-    assert len({before, after_profiles, after_corpus}) == 3
-    assert B.site_key(project) == after_corpus  # negative control: a file the build does not read
-    inputs = B.site_inputs(project)
-    assert profiles in inputs and corpus / "prose.txt" in inputs
-    assert any(p.name == "__init__.py" and p.parent.name == "attr" for p in inputs)  # the code corpus, in a package
+    cache = Cache(folder)
+    B.build(project, out, cache=cache)
+    assert not cache.computed  # negative control: a file the build does not read
 
 
-def test_copies_of_one_project_still_share_the_key(project, tmp_path):
+def test_a_copy_of_the_project_reuses_what_the_original_computed(project, tmp_path):
+    cache = Cache(tmp_path / "cache")
+    B.build(project, tmp_path / "one", cache=cache)
     other = copy_project(tmp_path / "other")
-    assert B.site_key(project.resolve()) == B.site_key(other.resolve())
+    again = Cache(tmp_path / "cache")
+    B.build(other, tmp_path / "two", cache=again)
+    assert not again.computed and tree(tmp_path / "one") == tree(tmp_path / "two")
 
 
-# --- item 3: kill -9 of a build leaves no helper process behind -----------------------------------
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(project, tmp_path):
+    """The issue's case: site_src/assets a link to a folder, a file edited there. The folder lies inside the
+    project here (one outside is refused: the next test)."""
+    shared = project / "shared-assets"
+    (project / "site_src" / "assets").rename(shared)
+    (project / "site_src" / "assets").symlink_to(Path("..") / "shared-assets")
+    (shared / "extra").mkdir()
+    (project / "site_src" / "assets" / "linked").symlink_to("extra")  # a linked folder inside it, too
+    (shared / "extra" / "note.txt").write_text("one")
+    out, folder = project / "build", tmp_path / "cache"
+    B.build(project, out, cache=Cache(folder))
+    css = (shared / "style.css").read_text(encoding="utf-8")
+    assert (out / "assets" / "style.css").read_text(encoding="utf-8") == css
+    (shared / "style.css").write_text(css + "\n/* edited */\n", encoding="utf-8")
+    (shared / "extra" / "note.txt").write_text("two")
+    assert cli_build(project).returncode == 0
+    assert (out / "assets" / "style.css").read_text(encoding="utf-8").endswith("/* edited */\n")
+    assert (out / "assets" / "linked" / "note.txt").read_text() == "two"
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the workers through /proc (Linux)")
-def test_killing_a_build_with_sigkill_leaves_no_helper_process_running(project, tmp_path):
-    """A cold build (an empty cache) trains the playground in two helper processes; the build is killed
-    with -9 once they exist, and both must be gone soon after."""
-    env = {**os.environ, ENV_DIR: str(tmp_path / "empty-cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "generator", "build"], cwd=project, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        workers: list[int] = []
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-            workers = [c for c in _children(proc.pid) if _running(c)]
-        assert len(workers) >= 2, "the build never started its helper processes"
-    finally:
-        proc.kill()
-        proc.wait()
-    deadline = time.monotonic() + 10  # each helper looks for its parent five times a second
-    while any(_running(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    survivors = [w for w in workers if _running(w)]
-    for w in survivors:  # do not leave them to the next test either
-        os.kill(w, signal.SIGKILL)
-    assert survivors == [], f"workers {survivors} outlived their build"
+@pytest.mark.parametrize("where", ["site_src/assets", "site_src/assets/leak.txt", "site_src/pages/leak.md",
+                                   "site_src/templates/partials", "data/corpus"])
+def test_a_link_that_leaves_the_project_is_refused_in_one_line(where, project, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")  # the project is tmp_path itself
+    (outside / "secret.txt").write_text("not for publishing")
+    link = project / where
+    if link.exists():
+        shutil.rmtree(link) if link.is_dir() and not link.is_symlink() else link.unlink()
+    link.symlink_to(outside if "." not in link.name else outside / "secret.txt")
+    (project / "build").mkdir()
+    (project / "build" / "index.html").write_text("previous")
+    (project / "build" / "figures").mkdir()
+    (project / "build" / "figures" / "manifest.json").write_text("{}")
+    done = cli_build(project)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {where}: a symlink to ") and "outside the project" in lines[0]
+    assert (project / "build" / "index.html").read_text() == "previous"
+
+
+def test_a_link_that_stays_inside_the_project_builds_negative_control(project):
+    (project / "site_src" / "assets" / "again.css").symlink_to("style.css")
+    done = cli_build(project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "build" / "assets" / "again.css").read_bytes() == (project / "site_src" / "assets" / "style.css").read_bytes()
+
+
+# --- a linked output folder -------------------------------------------------------------------------
+
+def test_a_linked_output_folder_has_its_target_replaced_and_the_link_kept(project, tmp_path_factory):
+    deploy = tmp_path_factory.mktemp("deploy") / "site"
+    deploy.mkdir(parents=True)
+    (project / "build").symlink_to(deploy)
+    for _ in range(2):  # the first build fills the empty target; the second replaces a build
+        done = cli_build(project)
+        assert done.returncode == 0, done.stderr
+        assert (project / "build").is_symlink() and os.readlink(project / "build") == str(deploy)
+        assert (deploy / "index.html").is_file()
+    assert sorted(p.name for p in project.iterdir()) == ["build", "data", "site_src"]  # no .build-old-* litter
+    assert sorted(p.name for p in deploy.parent.iterdir()) == ["site"]
+
+
+def test_a_linked_output_folder_whose_target_cannot_be_made_is_refused_before_building(project, tmp_path_factory,
+                                                                                       own_cache_folder):
+    (project / "build").symlink_to(tmp_path_factory.mktemp("deploy") / "missing" / "site")
+    done = cli_build(project)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "a link to" in lines[0] and "cannot be written" in lines[0]
+    assert list(own_cache_folder.iterdir()) == []  # nothing was computed
 
 
 # --- item 4: one atomic switch, and a kill at every step ------------------------------------------

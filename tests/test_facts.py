@@ -166,21 +166,22 @@ def _imports(path: Path) -> set[str]:
 LAYERS = {  # module -> the generator modules it may import
     "readers": {"errors"},
     "engine": set(),
-    "lazy": set(),  # numpy at first use
-    "requirements": {"engine", "lazy", "profiles", "readers", "playground"},  # what the pages need of the data
-    "analysis": {"engine", "lazy"},
-    "facts": {"analysis", "config", "engine", "lazy", "profiles", "requirements"},
-    "views": {"decimals", "engine", "facts"},
+    "requirements": {"engine", "profiles", "readers", "playground"},  # what the pages need of the data
+    "analysis": {"engine"},  # exact numbers
+    "montecarlo": {"engine"},  # the one float copy of the rule
+    "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
+    "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "profiles", "requirements"},
+    "views": {"decimals", "engine", "facts", "pages"},
     "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
-    "figure_words": set(),  # the words of alt texts and captions
+    "figure_words": {"decimals"},  # the words of alt texts and captions, their decimals by the pages' rule
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
-    "figures": {"chart", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
-    "figure_registry": {"cache", "facts", "figures"},
+    "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
+    "figure_registry": {"digest", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
-    "workers": {"cache", "facts", "figure_registry", "figures", "report"},  # the figure stage and its processes
-    "output": {"report", "uptodate"},  # the atomic write
+    "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads
+    "output": {"report"},  # the atomic write
 }
 
 
@@ -190,10 +191,42 @@ def test_each_layer_imports_only_the_layers_below_it(module):
     assert imported <= LAYERS[module], f"{module} imports {sorted(imported - LAYERS[module])}"
 
 
-def test_no_module_below_build_imports_build():
-    for path in (ROOT / "generator").rglob("*.py"):
-        if path.parent.name != "commands" and path.name not in ("build.py", "__main__.py"):
-            assert "build" not in _imports(path), path
+def _subpackages_imported(path: Path) -> set[str]:
+    """The generator subpackages (model, render, site, commands, playground) a file imports from."""
+    package = path.relative_to(ROOT).with_suffix("").parts[:-1]  # ("generator", "model")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                parts = (*base, *(node.module or "").split(".")) if node.module else base
+            else:
+                parts = tuple((node.module or "").split("."))
+            if len(parts) > 1 and parts[0] == "generator":
+                found.add(parts[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("generator.")}
+    return found
+
+
+@pytest.mark.parametrize("layer, forbidden", [("model", {"render", "site", "commands"}), ("render", {"site", "commands"}),
+                                              ("site", {"commands"})])
+def test_data_flows_one_way_model_then_render_then_site(layer, forbidden):
+    """The model imports nothing from rendering or the site build; rendering nothing from the site build."""
+    files = sorted((ROOT / "generator" / layer).rglob("*.py"))
+    assert files
+    wrong = {path.name: sorted(_subpackages_imported(path) & forbidden) for path in files}
+    assert {name: found for name, found in wrong.items() if found} == {}
+
+
+def test_the_layering_check_sees_a_forbidden_import(tmp_path):
+    """Negative control: a model file that imports the site build is caught."""
+    fake = ROOT / "generator" / "model" / "_layering_probe.py"
+    fake.write_text("from ..site.cache import Cache\nfrom generator.render import views\n", encoding="utf-8")
+    try:
+        assert _subpackages_imported(fake) == {"site", "render"}
+    finally:
+        fake.unlink()
 
 
 def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(facts):
@@ -210,3 +243,12 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
         draw = figure_registry.drawing_function(job.ref.function)
         assert inspect.isfunction(draw) and draw.__module__ == figures.__name__, job.ref.function
         inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
+
+
+def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
+    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to figures.py's imports within render/."""
+    from generator.site.assemble import DRAWING_CODE
+
+    found = {"figures"} | {name for name in _imports(ROOT / "generator" / "render" / "figures.py")
+                           if (ROOT / "generator" / "render" / f"{name}.py").is_file()}
+    assert sorted(f"{name}.py" for name in found) == sorted(DRAWING_CODE)

@@ -225,11 +225,13 @@ def test_error_figure_refuses_a_series_with_nothing_to_plot():
 
 def test_round_length_text_quotes_each_expected_value(drawn):
     fig = drawn["round_lengths"]
-    expected = [float(sum(n * p for n, p in enumerate(round_length_distribution(a), 1)))
+    from generator.render.decimals import fixed  # the pages' rounding rule, on the exact value
+
+    expected = [fixed(sum(n * p for n, p in enumerate(round_length_distribution(a), 1)))
                 for a in (ALIGNED_ALPHAS, DIVERGENT_ALPHAS)]
     for value in expected:
-        assert f"{value:.2f}" in fig.alt and f"{value:.2f}" in fig.caption
-        assert f"E[N] = {value:.2f}" in all_text(fig.svg)
+        assert value in fig.alt and value in fig.caption
+        assert f"E[N] = {value}" in all_text(fig.svg)
 
 
 def test_speedup_marks_and_names_the_best_draft_length(drawn):
@@ -578,3 +580,37 @@ def test_a_draft_step_edit_changes_the_inputs_of_only_the_figures_that_show_it(t
     row = data["drafts"][1]["distributions"][1]
     data["drafts"][1]["distributions"][1] = row[1:] + row[:1]  # the same numbers, moved one token along
     assert len(changed(before, digests(json.dumps(data)))) >= 5
+
+
+def test_a_tie_prints_in_a_figure_as_on_the_page():
+    """The pages' one rounding rule (render/decimals.py, the pages' `fixed` and `pct` filters) in a figure's alt
+    text, caption and labels: E[N] = 13/8 is 1.63 at two places, a share of 1/16 is 6.3% at one, not the 6.2% that
+    rounding the float half to even gives."""
+    from generator.render.pages import FILTERS
+
+    mean, page_pct = F(13, 8), FILTERS["pct"]
+    assert mean == 1 * F(7, 16) + 2 * F(1, 2) + 3 * F(1, 16)
+    fig = figures.round_length_distribution("ties", [("A draft", [F(7, 16), F(1, 2), F(1, 16)])], 2, [mean])
+    assert FILTERS["fixed"](mean) == "1.63"
+    assert f"expected {FILTERS['fixed'](mean)} tokens" in fig.alt
+    assert f"expects {FILTERS['fixed'](mean)}" in fig.caption
+    assert f"E[N] = {FILTERS['fixed'](mean)}" in all_text(fig.svg)
+    for n, share in ((1, F(7, 16)), (3, F(1, 16))):
+        assert f"N = {n}: {page_pct(share, 1)}" in fig.alt
+    assert "N = 3: 6.3%" in fig.alt
+
+
+def test_every_number_a_figure_words_rounds_by_the_pages_rule():
+    """Ties in each kind of number the alt texts and captions print, against render/decimals.py."""
+    from generator.render import figure_words as words
+
+    assert words.exact(F(201, 200)) == "1.01"  # 1.005; its float lies just below, so "%.3g" said 1
+    assert words.significant(F(2, 3)) == "0.667" and words.significant(F(1, 8), 2) == "0.13"
+    assert words.significant(1234.5) == "1235" and words.significant(0) == "0"
+    assert words.signed(-0.125) == "\u22120.13" and words.signed(F(5, 8)) == "0.63"
+    alt, caption = words.roofline_words(2.5, "a toy", 4, 0.125, [0.125, 0.125, 8.0], [1, 2, 64], 1)
+    assert "near 3 positions" in alt and "near 3 positions" in caption and "0.13 ms" in caption
+    alt, caption = words.convergence_histograms_words(
+        1, ["position 1"], ["a", "b"], "t", [[0.0625, 0.9375]], [[F(31, 32), F(1, 32)]], [16])
+    assert "observed 0.063 against target 31/32" in alt  # "%.3f" of 0.0625 said 0.062
+    assert "largest gap 0.9063" in alt and "largest gap anywhere is 0.9063" in caption  # 29/32; "%.4f": 0.9062

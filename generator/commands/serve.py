@@ -148,7 +148,7 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     try:
         done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
                               cwd=root, capture_output=True, text=True, timeout=REBUILD_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:  # killed; its helper processes follow it (workers._exit_with_parent)
+    except subprocess.TimeoutExpired:  # killed
         done = subprocess.CompletedProcess([], 1, "", f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s "
                                                       "and was stopped; the watcher goes on")
     if done.returncode != 0:

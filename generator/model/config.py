@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
@@ -22,7 +23,7 @@ class ConfigError(UserError):
 # Range-checked kinds of number: a field's annotation names one, and _coerce checks it.
 Seed = int  # a random seed: a whole number >= 0
 Count = int  # how many of something: a whole number from 1 to MAX_COUNT
-Small = int  # a length, an order or a number of processes: 1 to MAX_SMALL (work grows fast with it)
+Small = int  # a length or an order: 1 to MAX_SMALL (work grows fast with it)
 Positive = float  # a measured quantity: finite, from MIN_POSITIVE to MAX_POSITIVE, so products stay finite
 MAX_COUNT = 10**7
 MAX_SMALL = 64
@@ -65,11 +66,6 @@ class WhatIf:
     """The what-if editor: what one Move or arrow key shifts, and the grid of its closed-form calculator."""
     steps: tuple[Step, ...] = (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100))  # first: default
     calculator_steps: Count = 100  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
-
-
-@dataclass(frozen=True)
-class Build:
-    workers: Small = 2  # processes a build runs at once: above 1, the playground trains in helpers and a number edit renders its pages in one
 
 
 @dataclass(frozen=True)
@@ -130,7 +126,6 @@ class SiteConfig:
     playground: Playground = field(default_factory=Playground)
     speedup: Speedup = field(default_factory=Speedup)
     what_if: WhatIf = field(default_factory=WhatIf)
-    build: Build = field(default_factory=Build)
     source: str = "<defaults>"
 
     def profiles_path(self) -> Path:
@@ -174,8 +169,8 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = {"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
-           "Build": Build, "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource}
+_NESTED = MappingProxyType({"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
+           "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource})
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):

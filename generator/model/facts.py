@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
 
-from ..lazy import lazy_numpy
-from . import analysis
-from .analysis import ConvergenceCase, PositionCheck
+import numpy as np
+
+from . import analysis, convergence, montecarlo
 from .config import RooflineSource, SiteConfig
+from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .profiles import Draft, Profiles
 from .requirements import AUTHORED_FACTS, authored_rounds
-
-np = lazy_numpy(globals())
 
 
 @dataclass(frozen=True)
@@ -419,8 +418,8 @@ def negative_control(profiles: Profiles, config: SiteConfig, threshold: float, m
     """The same convergence check run on a wrong sampler that replaces a rejection from the target itself."""
     cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
     rounds, seed = config.monte_carlo.rounds, config.seeds.convergence
-    results = memo("convergence-wrong-sampler", (cases, rounds, seed), lambda: analysis.convergence_suite(
-        cases, rounds, seed, analysis.target_rows_resampler
+    results = memo("convergence-wrong-sampler", (cases, rounds, seed), lambda: convergence.convergence_suite(
+        cases, rounds, seed, montecarlo.target_rows_resampler
     ))
     tests = sum(len(case.checks) for case in results)
     failed = sum(case.failed(threshold) for case in results)
@@ -437,11 +436,11 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     rounds, seed = mc.rounds, config.seeds.convergence
     authored_cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
     authored = memo("convergence-authored", (authored_cases, rounds, seed),
-                    lambda: analysis.convergence_suite(authored_cases, rounds, seed))
+                    lambda: convergence.convergence_suite(authored_cases, rounds, seed))
     # the random cases draw from the seed's children after the authored ones, as one suite would
     shape = (config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
-    random = memo("convergence-random", (shape, rounds, seed, len(authored_cases)), lambda: analysis.convergence_suite(
-        analysis.random_cases(*shape), rounds, seed, first=len(authored_cases)
+    random = memo("convergence-random", (shape, rounds, seed, len(authored_cases)), lambda: convergence.convergence_suite(
+        convergence.random_cases(*shape), rounds, seed, first=len(authored_cases)
     ))
     results = tuple(authored) + tuple(random)
     tests = sum(len(c.checks) for c in results)

@@ -20,11 +20,11 @@ Row = tuple[Fraction, ...]
 
 _FRACTION = re.compile(r"^ *(-?[0-9]{1,40}) *(?:/ *([0-9]{1,40}) *)?$", re.ASCII)  # ASCII digits only: "１/８" is not 1/8
 _DRAFT_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
-_INVISIBLE = {"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"}  # control, format (zero-width), unassigned, private
-_TOP_KEYS = {"version", "tokens", "cost_model", "target", "drafts"}
-_OPTIONAL_TOP_KEYS = {"$comment", "notes"}
-_DRAFT_KEYS = {"id", "name", "description", "distributions", "proposals"}
-_COST_KEYS = {"draft_step", "verify_step"}
+_INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"})  # control, format (zero-width), unassigned, private
+_TOP_KEYS = frozenset({"version", "tokens", "cost_model", "target", "drafts"})
+_OPTIONAL_TOP_KEYS = frozenset({"$comment", "notes"})
+_DRAFT_KEYS = frozenset({"id", "name", "description", "distributions", "proposals"})
+_COST_KEYS = frozenset({"draft_step", "verify_step"})
 
 
 class DataError(UserError):

@@ -7,22 +7,22 @@ profiles file and what in it to change.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MappingProxyType
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from .engine import REJECTED, Frame, Round, run_round
 from .profiles import DataError, Profiles
 
-np = lazy_numpy(globals())
-
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
 # The facts layer finds them with these same rules, so the check and the pages cannot drift apart.
-AUTHORED_FACTS: dict[str, tuple[Callable[[Frame], bool], str]] = {
+AUTHORED_FACTS: MappingProxyType[str, tuple[Callable[[Frame], bool], str]] = MappingProxyType({
     "outright": (lambda f: f.ratio is not None and f.ratio >= 1,
                  "a proposal the target likes at least as much as the draft (accepted outright)"),
     "target_zero": (lambda f: f.p_target == 0, "a proposal the target gives probability 0"),
     "drops_later": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
     "replacement": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
-}
+})
 
 
 def authored_facts(frames_by_draft) -> dict[str, tuple]:

@@ -1,6 +1,6 @@
 """The playground's two model pairs (prose and code), what they measure, and the vectors that pin the JS.
 
-build_playground is the one call the site build makes: per kind of text it trains a target and a
+build_kind is what the site build calls, once per kind of text: it trains a target and a
 draft, exports them for the page, rebuilds them from that export (so the numbers printed beside
 the widget come from exactly what the widget runs), and measures speculative sampling on
 held-out text of that kind.
@@ -10,13 +10,22 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 
-from ..lazy import lazy_numpy
-from ..model.analysis import best_draft_length, leviathan_speedup, row_cdfs, simulate_batch
+import numpy as np
+
+from ..model.analysis import best_draft_length, leviathan_speedup
+from ..model.montecarlo import row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
-from .sampler import draw, speculative_round, temper_rows
-
-np = lazy_numpy(globals())  # numpy at first use: pricing the kept rounds again needs none
+from .sampler import (
+    apply_temperature,
+    draw,
+    expected_tvd,
+    greedy_loop_start,
+    greedy_run,
+    speculative_round,
+    temper_rows,
+)
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2
@@ -64,7 +73,7 @@ def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np
 
 def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
              rng: np.random.Generator, replacement_rule=None):
-    """Rounds from each context row through the site's one vectorised simulator (analysis.simulate_batch)."""
+    """Rounds from each context row through the site's one vectorised simulator (montecarlo.simulate_batch)."""
     return simulate_tempered(tempered(target, temperature), tempered(draft, temperature), contexts, k, rng,
                              replacement_rule)
 
@@ -138,8 +147,11 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
             "rounds": int(batch.committed.size),
             "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
             "verified_by_position": [int(v) for v in verified],
-            "acceptance": float(kept.sum() / verified.sum()),
+            "accepted_by_position": [int(a) for a in kept],
+            "acceptance": float(kept.sum() / verified.sum()),  # the acceptance rate: accepted / checked
             "chars_per_round": float(batch.committed.mean()),
+            # the standard error of that mean: rounds are independent draws (fresh contexts, fresh uniforms)
+            "chars_per_round_se": float(batch.committed.std(ddof=1) / np.sqrt(batch.committed.size)),
         })
     return price({"per_k": per_k}, draft_step, verify_step)
 
@@ -150,9 +162,21 @@ def price(measured: dict, draft_step: float, verify_step: float) -> dict:
     per_k = []
     for row in measured["per_k"]:
         cost = row["k"] * draft_step + verify_step
-        per_k.append({**row, "round_cost": cost, "speedup": row["chars_per_round"] / cost})
+        per_k.append({**row, "round_cost": cost, "speedup": row["chars_per_round"] / cost,
+                      "speedup_se": row["chars_per_round_se"] / cost})
     best = max(per_k, key=lambda m: m["speedup"])
-    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"]}
+    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"],
+            "best_speedup_se": best["speedup_se"], "tied_ks": tied_with_best(per_k, best)}
+
+
+TIE_ERRORS = 2  # two speedups closer than this many standard errors of their difference are called a tie
+
+
+def tied_with_best(per_k: list[dict], best: dict) -> list[int]:
+    """The draft lengths whose measured speedup is within TIE_ERRORS standard errors of the best one's (the
+    best included): the error of a difference is sqrt(se_a^2 + se_b^2), as each K runs its own rounds."""
+    return [row["k"] for row in per_k
+            if best["speedup"] - row["speedup"] < TIE_ERRORS * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5]
 
 
 def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  # K = 1 .. as many as measured
@@ -168,21 +192,34 @@ def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  
     max_k = len(measured["per_k"])
     best_k = best_draft_length(alpha, c, max_k)
     per_k = [float(leviathan_speedup(alpha, k, c)) for k in range(1, max_k + 1)]
+    # each K's closed form again, fed that K's own measured rate (the per-K table's last column)
+    at_row_rate = [float(leviathan_speedup(row_rate(row), row["k"], c)) for row in measured["per_k"]]
     measured_best = measured["best_speedup"]
     predicted_at_measured_best = per_k[measured["best_k"] - 1]
     return {
         "alpha": float(alpha),
         "best_k": best_k,
         "speedup_by_k": per_k,
+        "speedup_at_row_rate": at_row_rate,
         "best_speedup": per_k[best_k - 1],
         "at_measured_best_k": predicted_at_measured_best,
         "gap": measured_best - predicted_at_measured_best,
-        "relative_gap": (measured_best - predicted_at_measured_best) / predicted_at_measured_best,
+        # how far the prediction lies from the measured value, as a share of the measured value: negative when
+        # the closed form predicts less than was measured
+        "relative_gap": (predicted_at_measured_best - measured_best) / measured_best,
     }
 
 
+def row_rate(row: dict) -> Fraction:
+    """A K's measured acceptance rate as the exact ratio of its counts: accepted over checked."""
+    return Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
+
+
+OPENING_KEYWORDS = ("return", "if", "for", "while", "elif", "raise", "assert", "yield")  # each followed by an expression
+
+
 def example_prompts(corpus: Corpus) -> list[str]:
-    """Openings of held-out paragraphs (prose) or of held-out function definitions (code)."""
+    """Openings of held-out paragraphs (prose) or of held-out lines of code up to a keyword they open with (code)."""
     prompts: list[str] = []
     if corpus.kind == PROSE:
         for paragraph in corpus.held_out.split("\n"):
@@ -193,12 +230,15 @@ def example_prompts(corpus: Corpus) -> list[str]:
                 break
         return prompts
     lines = corpus.held_out.splitlines()
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith("def ") and i + 1 < len(lines) and lines[i + 1].strip():
-            body = lines[i + 1]
-            indent = body[:len(body) - len(body.lstrip())]
-            prompts.append(line + "\n" + indent)
+    used: set[str] = set()
+    for before, line in zip(lines, lines[1:]):
+        word = line.lstrip().split(" ")[0]
+        # a line that opens with a keyword an expression follows ("return ", "if "), after the line before it: the
+        # prompt ends there, so the models go on writing code rather than choosing an indentation they cannot count
+        code_before = before.strip() and before.strip()[0] not in "\"'#"  # not a docstring or a comment
+        if word in OPENING_KEYWORDS and line.lstrip() != word and code_before and word not in used:
+            used.add(word)
+            prompts.append(before + "\n" + line[:len(line) - len(line.lstrip()) + len(word) + 1])
         if len(prompts) == 3:
             break
     return prompts
@@ -285,6 +325,8 @@ def numbers(data: dict) -> dict:
             "pooled_acceptance": data["comparison"]["acceptance"][kind],
             "best_k": m["best_k"],
             "best_speedup": m["best_speedup"],
+            "best_speedup_se": m["best_speedup_se"],
+            "tied_ks": m["tied_ks"],
             "predicted_best_k": p["prediction"]["best_k"],
             "predicted_speedup_at_best_k": p["prediction"]["at_measured_best_k"],
             "digests": p["digests"],
@@ -296,17 +338,22 @@ def compare_kinds(measurements: dict) -> dict:
     """Which kind of text the draft gets through more often, pooled over every K: the seed's claim, tested."""
     pooled = {}
     for kind, m in measurements.items():
-        kept = sum(a * n for row in m["per_k"] for a, n in zip(row["acceptance_by_position"], row["verified_by_position"])
-                   if a is not None)
+        kept = sum(a for row in m["per_k"] for a in row["accepted_by_position"])
         tried = sum(n for row in m["per_k"] for n in row["verified_by_position"])
         pooled[kind] = kept / tried
     higher = max(pooled, key=pooled.get)
     lower = min(pooled, key=pooled.get)
+    by_k = zip(measurements[higher]["per_k"], measurements[lower]["per_k"])
+    every_k = all(h["acceptance"] > lo["acceptance"] for h, lo in by_k)
     # The page prints both rates to a tenth of a percent; the gap is their difference as printed, in percentage
     # points, so a reader who subtracts the two figures shown gets the gap shown.
-    shown = {kind: float(f"{rate * 100:.1f}") for kind, rate in pooled.items()}
-    gap = round(shown[higher] - shown[lower], 1) / 100
-    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": gap}
+    from ..render.decimals import rounded  # the pages' one rounding rule
+
+    shown = {kind: rounded(rate * 100, 1) for kind, rate in pooled.items()}  # tenths of a percent
+    gap = (shown[higher] - shown[lower]) / 1000
+    rounds = sum(row["rounds"] for row in next(iter(measurements.values()))["per_k"])
+    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": gap, "higher_at_every_k": every_k,
+            "rounds": rounds}
 
 
 def page_data(data: dict) -> dict:
@@ -331,10 +378,10 @@ def corpus_script(text: str, kind: str) -> str:
 
 PARITY_TEMPERATURES = (1.0, 0.0, 0.7, 1.6)
 PARITY_KS = (1, 3, 5, 8)
-PARITY_CONTEXTS = {
+PARITY_CONTEXTS = MappingProxyType({
     PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
     CODE: ["    def __init__(self", "for i in range(", "", "qz"],
-}
+})
 
 
 def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
@@ -363,7 +410,17 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
             })
     draws = rng.random(50).tolist()
     row = target.row(contexts[0]).tolist()
+    noise = [{"row": apply_temperature(row, t), "draws": n, "expected": expected_tvd(apply_temperature(row, t), n)}
+             for t in (1.0, 0.7) for n in (100, 3000, 20000)]
+    greedy = []
+    for context in contexts:
+        for k in (1, 4):
+            text, rounds, looped = greedy_run(target, draft, context, k, 120)
+            greedy.append({"context": context, "k": k, "text": text, "rounds": len(rounds), "looped": looped,
+                           "loop_start": greedy_loop_start(context + text, len(context), target.order - 1)})
     return {
+        "noise_checks": noise,
+        "greedy_runs": greedy,
         "seed": seed,
         "models": pair,
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},

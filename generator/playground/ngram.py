@@ -18,9 +18,7 @@ import functools
 import json
 from dataclasses import dataclass
 
-from ..lazy import lazy_numpy
-
-np = lazy_numpy(globals())  # numpy at first use: the build's constants (KINDS) need none
+import numpy as np
 
 PROSE, CODE = "prose", "code"
 KINDS = (PROSE, CODE)

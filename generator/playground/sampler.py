@@ -5,7 +5,7 @@ model's rows (each row depends on the proposals before it), computes the target'
 both to engine.run_round, which applies min(1, p/q), draws from the residual and adds the bonus,
 exactly on the doubles the models produced. Uniforms come from a callable, so a recorded list of
 them fixes a round completely; that list is what the parity vectors hand to playground-core.js.
-Many rounds at once go through analysis.simulate_batch (see generator.playground.simulate).
+Many rounds at once go through montecarlo.simulate_batch (see generator.playground.simulate).
 
 Temperature 0 means greedy verification: the draft proposes its argmax and both models' rows
 become one-hot at their argmax, so a proposal survives iff it is the target's top choice and the
@@ -14,16 +14,17 @@ output, character for character.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..lazy import lazy_numpy
+import numpy as np
+
 from ..model.engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
 
-np = lazy_numpy(globals())
-
-__all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw"]
+__all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw", "greedy_loop_start",
+           "greedy_run", "expected_tvd"]
 
 
 def apply_temperature(row: Sequence[float], temperature: float) -> list[float]:
@@ -145,3 +146,74 @@ def target_alone(target: Model, prompt: str, length: int, temperature: float,
         row = distribution(target, text, temperature)
         text += target.vocab[argmax(row) if temperature == 0 else draw(row, float(next_uniform()))]
     return text[len(prompt):]
+
+
+def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
+    """Where greedy output starts repeating itself for good, or None: greedy decoding from a model that sees
+    `width` characters is a fixed walk from one `width`-character state to the next, so once the state before a
+    generated character is one that came before an earlier generated character, everything after it repeats.
+    Returns the number of generated characters up to that point (text = prompt + generated)."""
+    chars = list(text)
+    seen = set()
+    for t in range(prompt_length, len(chars) + 1):
+        state = "".join(chars[t - width if t > width else 0:t])
+        if state in seen:
+            return t - prompt_length
+        seen.add(state)
+    return None
+
+
+def greedy_run(target: Model, draft: Model, prompt: str, k: int, length: int) -> tuple[str, list[RoundResult], bool]:
+    """Greedy speculative rounds as the page runs them: until `length` characters are written, or until the round
+    in which the text starts repeating (greedy_loop_start on the target's context). Returns the text, the rounds
+    and whether the loop stopped it. The target alone under the same rule writes the same characters."""
+    text, rounds = "", []
+    width = target.order - 1
+    while len(text) < length:
+        result = speculative_round(target, draft, prompt + text, k, 0.0, None)
+        rounds.append(result)
+        text += result.committed
+        if greedy_loop_start(prompt + text, len(prompt), width) is not None:
+            return text, rounds, True
+    return text, rounds, False
+
+
+def expected_tvd(row: Sequence[float], draws: int) -> float:
+    """The mean total variation distance between two histograms of `draws` independent draws each from `row`.
+
+    By linearity it is the sum over characters of E|X - Y| / (2 draws), X and Y independent Binomial(draws, p):
+    with f the pmf, F the cdf and G(a) = sum of b f(b) for b <= a, E|X - Y| = sum_a f(a) (a (2 F(a) - 1) - 2 G(a) + mu).
+    Exact but for rounding; playground-core.js computes it the same way, term for term.
+    """
+    total = 0.0
+    for p in row:
+        if 0 < p < 1:
+            total += _mean_abs_difference(p, draws)
+    return total / (2 * draws)
+
+
+def _mean_abs_difference(p: float, n: int) -> float:
+    """E|X - Y| for X, Y independent Binomial(n, p), over the support where the pmf is not negligible."""
+    mu = n * p
+    spread = 12 * (n * p * (1 - p)) ** 0.5 + 12
+    lo = int(mu - spread) if mu > spread else 0  # the support, where the pmf is not negligible
+    hi = min(n, int(mu + spread) + 1)
+    pmf = _binomial_pmf(n, p, lo, hi)
+    cdf = first = result = 0.0
+    for a, f in zip(range(lo, hi + 1), pmf):
+        cdf += f
+        first += a * f
+        result += f * (a * (2 * cdf - 1) - 2 * first + mu)
+    return result
+
+
+def _binomial_pmf(n: int, p: float, lo: int, hi: int) -> list[float]:
+    """P(X = a) for a = lo .. hi, from the log of the first term and the ratio of neighbours."""
+    log_first = lo * math.log(p) + (n - lo) * math.log1p(-p)
+    for i in range(1, lo + 1):  # + log of n choose lo
+        log_first += math.log((n - lo + i) / i)
+    out, f = [], math.exp(log_first)
+    for a in range(lo, hi + 1):
+        out.append(f)
+        f *= (n - a) / (a + 1) * p / (1 - p)
+    return out

@@ -9,22 +9,23 @@ tag (metadata Software: None), so the same inputs give the same bytes.
 from __future__ import annotations
 
 import io
+from types import MappingProxyType
 
 WIDTH, HEIGHT = 1200, 630
 DPI = 100
 
 # The site's light palette (site_src/assets/style.css): state -> (edge and label colour, fill, label).
 BG, TEXT, MUTED, ACCENT, BORDER = "#fbfaf7", "#1d1f24", "#5a5f6b", "#1f5fae", "#d9d5cb"
-STATES = {
+STATES = MappingProxyType({
     "accepted": ("#17683a", "#e4f4ea", "accepted"),
     "rejected": ("#a4262c", "#fbe7e7", "rejected"),
     "replacement": ("#8a5a00", "#fdf1d8", "residual"),
     "dropped": ("#5a5f6b", "#fbfaf7", "dropped"),
     "bonus": ("#4b3aa8", "#ebe7fb", "bonus"),
     "proposed": ("#5a5f6b", "#ffffff", "proposed"),
-}
+})
 # a chip's edge: (width in points, dash pattern as (on, off) in multiples of the width, or None for solid)
-EDGES = {"rejected": (3, None), "dropped": (2, (1, 1.65)), "proposed": (2, (3.7, 1.6))}
+EDGES = MappingProxyType({"rejected": (3, None), "dropped": (2, (1, 1.65)), "proposed": (2, (3.7, 1.6))})
 SOLID = (2, None)
 CHIP_W, CHIP_H, CHIP_GAP, RADIUS = 138, 92, 14, 10
 RIGHT = WIDTH - 72  # the right margin, where the rule at the foot ends

@@ -10,6 +10,7 @@ import functools
 import io
 import math
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -170,9 +171,9 @@ def bar_style(i: int) -> dict:
     return {"facecolor": colour, "edgecolor": INK if hatch else colour, "hatch": hatch or None, "linewidth": 0.5}
 
 
-TARGET_BAR = {"facecolor": TARGET, "edgecolor": TARGET, "linewidth": 0.6}
-DRAFT_BAR = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2}
-PROPOSED_BAR = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2, "hatch": "////"}
+TARGET_BAR = MappingProxyType({"facecolor": TARGET, "edgecolor": TARGET, "linewidth": 0.6})
+DRAFT_BAR = MappingProxyType({"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2})
+PROPOSED_BAR = MappingProxyType({"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2, "hatch": "////"})
 
 
 def panel_columns(fig: Canvas, tokens: Sequence[str], panels: int, left: float = 44) -> tuple[int, bool]:

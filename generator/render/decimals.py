@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 
@@ -70,7 +71,7 @@ def sci(value: Any, digits: int = 1) -> str:
     return f"{fixed(Fraction(mantissa, 10**digits), digits)} × 10^{exponent}"
 
 
-FORMATS = {"fixed": fixed, "pct": pct, "points": points, "times": times, "sci": sci}
+FORMATS = MappingProxyType({"fixed": fixed, "pct": pct, "points": points, "times": times, "sci": sci})
 
 
 # --- parity vectors for site_src/assets/decimals.js ------------------------------------------------

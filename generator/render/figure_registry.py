@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..digest import digest
 from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
-from ..site.cache import digest
 
 if TYPE_CHECKING:
     from . import figures

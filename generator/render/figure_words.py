@@ -8,7 +8,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from . import decimals
+
 Number = float | int | Fraction
+
+
+def significant(x: Number, figures: int = 3) -> str:
+    """x to `figures` significant figures by the pages' one rounding rule (render/decimals.py), trailing zeros
+    dropped: 0.0123456 -> 0.0123, 0.125 -> 0.125, 2/3 -> 0.667, 1234.5 -> 1235 (never fewer than the whole part)."""
+    value = decimals.exact(x)
+    if value == 0:
+        return "0"
+    exponent = len(str(abs(value.numerator))) - len(str(value.denominator))  # 10^(e-1) < |x| < 10^(e+1)
+    if abs(value) < Fraction(10) ** exponent:
+        exponent -= 1
+    text = decimals.fixed(value, max(0, figures - 1 - exponent))
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def exact(x: Number) -> str:
@@ -17,25 +32,22 @@ def exact(x: Number) -> str:
         return str(x)
     if isinstance(x, Fraction) and x.denominator <= 64:
         return str(x)
-    return f"{float(x):.3g}"
+    return significant(x)
 
 
 def decimal(x: Number, digits: int = 2) -> str:
-    """x to `digits` decimals, halves rounded away from zero on the exact value (13/8 -> 1.63)."""
-    q = Fraction(x) * 10 ** digits
-    n = (abs(q.numerator) * 2 + q.denominator) // (2 * q.denominator)
-    n = -n if q < 0 else n
-    sign, n = ("-" if n < 0 else ""), abs(n)
-    whole, part = divmod(n, 10 ** digits)
-    return f"{sign}{whole}" + (f".{part:0{digits}d}" if digits else "")
+    """x to `digits` decimals by the pages' one rounding rule: halves away from zero on the exact value (13/8 -> 1.63)."""
+    return decimals.fixed(x, digits)
 
 
 def pct(x: Number) -> str:
-    return f"{100 * float(x):.1f}%"
+    """A share as a percentage to one decimal: 0.648 -> 64.8%."""
+    return decimals.pct(x, 1)
 
 
-def signed(x: float) -> str:
-    return f"{x:.2f}".replace("-", "\u2212")
+def signed(x: Number) -> str:
+    """Two decimals with a true minus sign: -0.505 -> −0.51."""
+    return decimals.fixed(x, 2).replace("-", "\u2212")
 
 
 def count(n: int) -> str:
@@ -116,25 +128,28 @@ def convergence_histograms_words(m, position_labels, tokens, title, frequencies,
     """The alt text and caption of figures.convergence_histograms."""
     gaps, parts = [], []
     for i in range(m):
-        diffs = [abs(float(f) - float(t)) for f, t in zip(frequencies[i], target_rows[i])]
+        if not counts[i]:  # no simulated round reached this position: nothing observed to compare
+            parts.append(f"{position_labels[i]} (0 rounds): no round reached it")
+            continue
+        diffs = [abs(decimals.exact(f) - decimals.exact(t)) for f, t in zip(frequencies[i], target_rows[i])]  # exact gaps
         j = argmax(diffs)
         gaps.append((diffs[j], i, j))
         likely = max(range(len(tokens)), key=lambda a: (float(target_rows[i][a]), -a))
         parts.append(f"{position_labels[i]} ({count(counts[i])} rounds): {quote(tokens[likely])} observed "
-                     f"{float(frequencies[i][likely]):.3f} against target {exact(target_rows[i][likely])}, "
-                     f"largest gap {diffs[j]:.4f}")
+                     f"{decimal(frequencies[i][likely], 3)} against target {exact(target_rows[i][likely])}, "
+                     f"largest gap {decimal(diffs[j], 4)}")
     worst, wi, wj = max(gaps)
     alt = (f"{title}. For each position, solid bars give the target probability of each token and marks the share of "
            "simulated rounds that committed it. " + "; ".join(parts) + ".")
     caption = ("Solid bars: the target's probability p; marks: how often each token was committed among the rounds that "
-               f"reached that position (n rounds, given above each panel). The largest gap anywhere is {worst:.4f} "
+               f"reached that position (n rounds, given above each panel). The largest gap anywhere is {decimal(worst, 4)} "
                f"({position_labels[wi]}, {quote(tokens[wj])}).")
     return alt, caption
 
 
 def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
     """The alt text and caption of figures.error_vs_samples."""
-    described = [f"{label}: {pts[0][1]:.3g} at {count(pts[0][0])} samples down to {pts[-1][1]:.3g} at "
+    described = [f"{label}: {significant(pts[0][1])} at {count(pts[0][0])} samples down to {significant(pts[-1][1])} at "
                  f"{count(pts[-1][0])}" for label, pts in drawn]
     shape = "One small panel per series, each highlighting its own line over the others in grey. " if many else ""
     alt = (f"{title}. {shape}Total variation distance between the observed and the target distribution against the "
@@ -193,18 +208,18 @@ def speedup_vs_k_words(curves, best, cost, best_of) -> tuple[str, str]:
 
 def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos, flat) -> tuple[str, str]:
     """The alt text and caption of figures.roofline."""
-    knee_words = f", the knee near {crossing:.0f} positions where compute overtakes memory" if crossing else ""
+    knee_words = f", the knee near {decimal(crossing, 0)} positions where compute overtakes memory" if crossing else ""
     alt = (f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
            f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
-           f"{knee_words}. The time stays within 10% of {times[0]:.3g} ms from {pos[0]} to {pos[flat]} positions, "
-           f"because reading the weights dominates, then grows with the positions scored, reaching {times[-1]:.3g} ms "
+           f"{knee_words}. The time stays within 10% of {significant(times[0])} ms from {pos[0]} to {pos[flat]} positions, "
+           f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
            f"at {pos[-1]}.")
     if draft_positions is not None and draft_ms is not None:
         caption = (f"A model, not a measurement ({model_label}): checking a draft of K = {draft_positions} tokens in one "
                    f"pass takes {decimal(draft_ms)} ms, "
                    + ("as long as" if decimal(draft_ms) == decimal(times[0]) else "against")
                    + f" writing a single token ({decimal(times[0])} ms)"
-                   + (f"; arithmetic overtakes reading the weights only near {crossing:.0f} positions." if crossing else "."))
+                   + (f"; arithmetic overtakes reading the weights only near {decimal(crossing, 0)} positions." if crossing else "."))
     else:
         ratio = times[flat] / times[0]
         caption = (f"A model, not a measurement: under it ({model_label}), scoring {pos[flat]} positions in one pass "

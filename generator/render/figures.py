@@ -32,8 +32,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from . import decimals, palette
 from . import figure_words as words
-from . import palette
 from .chart import (
     DRAFT_BAR,
     FONT,
@@ -327,7 +327,7 @@ def round_length_distribution(
     ax.tick_params(axis="x", length=0)
     ax.yaxis.set_major_locator(FixedLocator([v for v in matplotlib.ticker.MaxNLocator(4).tick_values(0, top)
                                              if 0 <= v <= top * 1.1]))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: decimals.pct(v)))
     ax.grid(axis="y")
     ax.set_axisbelow(True)
     ax.set_xlabel(wrap(fig, f"tokens committed in one round, N (k = {k} proposals; N = {k + 1}: all accepted plus "
@@ -434,7 +434,7 @@ def roofline(
     handles = ax.plot(pos, floor, **memory) + ax.plot(pos, slope, **compute) + ax.plot(pos, times, **modelled)
     if crossing is not None and pos[0] <= crossing <= pos[-1]:
         ax.axvline(crossing, color=MUTED, linewidth=0.9, linestyle=(0, (1, 1.65)))
-        ax.annotate(f"knee \u2248 {crossing:.0f}", (crossing, ylim[1]), xytext=(-4, -4), textcoords="offset points",
+        ax.annotate(f"knee \u2248 {decimal(crossing, 0)}", (crossing, ylim[1]), xytext=(-4, -4), textcoords="offset points",
                     ha="right", va="top", color=MUTED)
     ax.set_xlabel("positions scored in one forward pass (log scale)")
     ax.set_ylabel("time per pass, ms (log)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
+from types import MappingProxyType
 
 from ..errors import UserError
 from ..model.readers import shown
@@ -20,7 +21,7 @@ from ..model.readers import shown
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})  # and relative addresses
 _SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):")
 _ENDS = "".join(map(chr, range(0x21)))  # C0 controls and the space: a browser cuts them from both ends
-_WITHIN = str.maketrans("", "", "\t\n\r")  # a browser drops these anywhere in an address
+_WITHIN = MappingProxyType(str.maketrans("", "", "\t\n\r"))  # a browser drops these anywhere in an address
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

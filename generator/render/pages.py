@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -34,9 +35,9 @@ __all__ = ["FILTERS", "Heading", "MarkupProblem", "Page", "PageError", "RawHtmlE
 
 MAX_PAGE_BYTES = 2_000_000  # a page's file, and its text after Jinja: larger ones are refused
 _FRONT_MATTER = re.compile(r"\A---[ \t\r]*\n(.*?)\n---[ \t\r]*\n", re.S)
-_PAGE_KEYS = {"title", "nav_title", "description", "slug"}
+_PAGE_KEYS = frozenset({"title", "nav_title", "description", "slug"})
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
-_RESERVED_SLUGS = {"404"}  # the site's own files: a page with this slug would replace them
+_RESERVED_SLUGS = frozenset({"404"})  # the site's own files: a page with this slug would replace them
 
 
 class PageError(UserError):
@@ -154,10 +155,10 @@ def mathfrac(value: Any) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
-FILTERS = {
+FILTERS = MappingProxyType({
     "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
     "mathfrac": mathfrac,
-}
+})
 
 
 # --- Jinja -------------------------------------------------------------------------------------

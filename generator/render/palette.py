@@ -11,6 +11,7 @@ marks, hatches and dashes that carry meaning besides colour are untouched.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
 INK = "#1f1f1f"
 MUTED = "#595959"
@@ -32,7 +33,7 @@ ACCEPTED = "#00466E"
 RESIDUAL = PALETTE[5]
 
 # Light colour -> dark colour. The dark card is the page's surface colour (style.css --surface).
-DARK = {
+DARK = MappingProxyType({
     INK: "#e7e5e0",
     MUTED: "#a7abb4",
     FAINT: "#363b45",
@@ -48,7 +49,7 @@ DARK = {
     "#56b4e9": "#a4d8f6",
     "#000000": "#f4f4f4",
     "#00466e": "#2f86c8",
-}
+})
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
 

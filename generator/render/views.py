@@ -253,7 +253,7 @@ def _float(x: Fraction | None) -> float | None:
 
 
 # Words that name a verdict: no frame title uses one, so a title never gives away what the frame reveals.
-VERDICT_WORDS = ("accepted", "rejected", "replacement", "bonus", "dropped")
+VERDICT_WORDS = (str(ACCEPTED), str(REJECTED), "replacement", "bonus", str(DROPPED))
 
 
 def frame_title(f: Frame, tokens) -> str:
@@ -311,7 +311,7 @@ def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str
     return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
 
 
-DRAWN_LABELS = {ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"}
+DRAWN_LABELS = MappingProxyType({ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"})
 
 
 def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:
@@ -404,7 +404,7 @@ def _frame_data(f: FrameView) -> dict:
     elif f.kind == "bonus":
         out |= {"pos": f.position, "b": f.bonus, "bu": f.bonus_u_text}
     elif f.kind == "done":
-        out["dropped"] = list(f.dropped)
+        out[str(DROPPED)] = list(f.dropped)  # the tokens this verdict struck
     return out
 
 

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from ..lazy import lazy_numpy
-from ..model import analysis
+import numpy as np
+
+from ..model import analysis, convergence
 from ..model.engine import Row, accept_probability, residual
 from ..model.profiles import CostModel
-
-np = lazy_numpy(globals())  # the parity vectors' seeded draws only: the page's data needs none
 
 # The sizes a what-if state may have; what-if-core.js holds the same numbers and the vectors check it.
 MIN_TOKENS, MAX_TOKENS = 2, 8
@@ -102,7 +101,7 @@ def _scatter(rng: np.random.Generator, row: Row) -> list[str]:
 def _random_case(rng: np.random.Generator, index: int, vocab: int, k: int) -> dict:
     denominator = int(rng.choice(DENOMINATORS))
     agreement = Fraction(int(rng.integers(0, 5)), 4)
-    target, draft = analysis.random_profile(rng, vocab, k, agreement, denominator)
+    target, draft = convergence.random_profile(rng, vocab, k, agreement, denominator)
     if index % 3 == 1:  # a second denominator in the draft: rows whose entries do not share one
         other = int(rng.choice(DENOMINATORS))
         draft = tuple(analysis.random_rational_row(rng, vocab, other) for _ in range(k))

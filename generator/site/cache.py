@@ -1,97 +1,60 @@
-"""A content-addressed store for the build's slow results: the context's Monte Carlo and the figures.
+"""One content-addressed cache for the build's slow results: the Monte Carlo, the playground's training and
+measurement, and each figure.
 
-An entry's key is a hash of everything that could change it: the inputs (as canonical JSON) and
-the source of the code that computes it. A key that matches therefore means the result would be
-byte-for-byte the same, so a no-change rebuild reuses it without importing the drawing code or running
-a single simulated round. Entries are written to a temporary file and renamed, so two builds
-sharing the cache (serve and a manual build) never read half an entry.
+What the cache trusts: nothing. An entry is a JSON file that holds its schema version, its kind, its key and
+its value; loading one parses JSON (no pickle, nothing that can run code) and rebuilds the value only as the
+shape the caller asks for (numbers, strings, fractions, tuples, dicts and our own dataclasses). A missing,
+truncated, foreign, wrong-shaped or unreadable entry is a miss: the result is computed again. A key is a hash
+of the inputs' values, of every source file of the `generator/` package and of the library versions the
+result depends on, so an entry that matches is the result this code would compute now.
 
-A large text or byte string inside an entry (a corpus, a model file, a page) is kept once, as a blob
-named by its SHA-256, and the entry holds only that name: a build that changes one number writes the
-few files it changed, not again the megabytes every entry shares. An entry whose blob has gone is a miss.
+A cache that cannot be written (read-only, full, no permission) costs time, not the build: one warning line,
+and the build goes on. An entry is written as an unnamed file (O_TMPFILE) that gets its name only once whole,
+so a kill at any instant leaves no temporary file; where the system has no such files, a named temporary file
+is renamed instead, and what a killed build left of those is removed when the next cache opens.
 """
 from __future__ import annotations
 
 import dataclasses
+import enum
+import errno
 import hashlib
 import json
 import os
-import pickle
 import re
 import shutil
 import sys
 import tempfile
 import time
+import types
+import typing
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..digest import digest
 from ..paths import CACHE as DEFAULT_DIR
 
+SCHEMA = 1  # what an entry file holds; a change makes every older entry a miss
 PACKAGE = Path(__file__).resolve().parents[1]
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
-BLOB_MIN = 256 * 1024  # a str or bytes at least this long (the corpora, the models) is kept as a blob
-BLOBS = "blobs"  # the folder that holds them, beside the kinds
-UNUSED_BLOBS_KEPT = 300  # blobs this build did not use beyond the newest few: an entry still naming one misses
+TMP_PREFIX = ".tmp-"
+_FRACTION = re.compile(r"-?[0-9]+/[0-9]+")
+T = TypeVar("T")
 
 
-_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+([^#\n]+)", re.M)
-
-
-def _module_file(name: str) -> Path | None:
-    base = PACKAGE.joinpath(*name.split(".")) if name else PACKAGE
-    if base.with_suffix(".py").is_file():
-        return base.with_suffix(".py")
-    return base / "__init__.py" if (base / "__init__.py").is_file() else None
-
-
-def module_closure(*names: str) -> tuple[str, ...]:
-    """The named generator modules and every module of ours they import, read off their relative imports,
-    so that a cache key over "the code that computes it" stays right when someone adds an import."""
-    seen: set[str] = set()
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        path = _module_file(name)
-        if name in seen or path is None:
-            continue
-        seen.add(name)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for dots, module, imported in _IMPORT.findall(path.read_text(encoding="utf-8")):
-            parent = package
-            for _ in range(len(dots) - 1):
-                parent = parent.rpartition(".")[0]
-            target = ".".join(p for p in (parent, module) if p)
-            todo.append(target)
-            for item in imported.strip().strip("()").split(","):
-                item = item.strip().split(" as ")[0].strip()
-                if item.isidentifier():
-                    todo.append(".".join(p for p in (target, item) if p))
-    return tuple(sorted(seen))
-
-
-def source_digest(*modules: str) -> str:
-    """Hash of generator modules' source files, read from disk so nothing has to be imported."""
+def package_source_digest() -> str:
+    """SHA-256 of every Python file of the generator package, by path and bytes: any code change is a new key."""
     h = hashlib.sha256()
-    for name in sorted(modules):
-        path = _module_file(name)
-        h.update(name.encode() + b"\0" + (path.read_bytes() if path else b"missing") + b"\0")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        h.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-_VERSIONS: dict[str, str] = {}
-
-
-def known_versions(versions: dict[str, str]) -> None:
-    """Versions a build has just looked up (build.library_versions), so package_version need not again."""
-    _VERSIONS.update(versions)
-
-
-def package_version(name: str) -> str:
-    if name in _VERSIONS:
-        return _VERSIONS[name]
+def library_version(name: str) -> str:
     from importlib import metadata
 
     try:
@@ -100,155 +63,239 @@ def package_version(name: str) -> str:
         return "absent"
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-able form that keeps types apart: Fraction(1, 2), 0.5 and "1/2" must not share a key."""
+# --- values as JSON and back -------------------------------------------------------------------
+
+
+def encode(value: Any) -> Any:
+    """A JSON-able form of a plain value: fractions as "n/d", tuples as lists, dataclasses as dicts."""
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, enum.Enum):
+        return encode(value.value)
     if isinstance(value, int):
-        return value
+        return int(value)
     if isinstance(value, float):
-        return {"float": repr(value)}
+        return float(value)
     if isinstance(value, Fraction):
-        return {"fraction": f"{value.numerator}/{value.denominator}"}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {"dict": sorted(([_plain(k), _plain(v)] for k, v in value.items()), key=json.dumps)}
+        return f"{value.numerator}/{value.denominator}"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {type(value).__name__: _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})}
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a cached dict needs string keys")
+        return {k: encode(v) for k, v in value.items()}
     if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return _plain(value.tolist())
-    raise TypeError(f"cannot key a cache entry on {type(value).__name__}")
+        return encode(value.tolist())
+    raise TypeError(f"cannot cache a {type(value).__name__}")
 
 
-def canonical(value: Any) -> str:
-    return json.dumps(_plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+def decode(value: Any, shape: Any, hints: dict | None = None) -> Any:
+    """`value` (parsed JSON) rebuilt as `shape`, a type such as tuple[ConvergenceCase, ...]; ValueError or
+    TypeError where it does not have that shape. `hints`: each dataclass's field types, found once a call."""
+    hints = {} if hints is None else hints
+    if shape is Any:
+        return value
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                return decode(value, option, hints)
+            except (TypeError, ValueError):
+                pass
+        raise TypeError(f"{value!r:.40} is none of {shape}")
+    if origin is tuple or origin is list:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list for {shape}")
+        if origin is list or (len(args) == 2 and args[1] is Ellipsis):
+            items = [decode(v, args[0] if args else Any, hints) for v in value]
+        elif len(args) == len(value):
+            items = [decode(v, a, hints) for v, a in zip(value, args)]
+        else:
+            raise TypeError(f"expected {len(args)} items, found {len(value)}")
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object for {shape}")
+        return {k: decode(v, args[1] if args else Any, hints) for k, v in value.items()}
+    if shape is type(None) and value is None:
+        return None
+    if shape is bool and isinstance(value, bool):
+        return value
+    if shape is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if shape is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if shape is str and isinstance(value, str):
+        return value
+    if shape is Fraction and isinstance(value, str) and _FRACTION.fullmatch(value):
+        return Fraction(value)
+    if isinstance(shape, type) and issubclass(shape, enum.Enum):
+        return shape(value)
+    if dataclasses.is_dataclass(shape) and isinstance(value, dict):
+        names = [f.name for f in dataclasses.fields(shape) if f.init]
+        if sorted(value) != sorted(names):
+            raise TypeError(f"{shape.__name__}: fields {sorted(value)}")
+        if shape not in hints:
+            hints[shape] = typing.get_type_hints(shape)
+        types_of = hints[shape]
+        return shape(**{name: decode(value[name], types_of[name], hints) for name in names})
+    raise TypeError(f"{value!r:.40} is not a {shape}")
 
 
-def digest(*parts: Any) -> str:
-    return hashlib.sha256(canonical(list(parts)).encode("ascii")).hexdigest()
+# --- the cache ---------------------------------------------------------------------------------
 
 
 class Cache:
-    """Pickled values under `directory/KIND/KEY`; disabled, it stores nothing and finds nothing."""
+    """Entries under `directory/KIND/KEY.json`; with no directory it keeps nothing and finds nothing."""
 
-    def __init__(self, directory: Path | None, enabled: bool = True):
+    def __init__(self, directory: Path | None):
         self.directory = Path(directory) if directory is not None else None
-        self.enabled = enabled and directory is not None
+        self.code = package_source_digest()
+        self.reused: Counter[str] = Counter()  # per kind, this build's hits
+        self.computed: Counter[str] = Counter()  # and misses
         self.used: set[Path] = set()
-        # id -> (the str or bytes, its blob's name and size): what this build loaded or stored is not hashed again
-        self._blob_names: dict[int, tuple[str | bytes, str, int]] = {}
+        self.warned = False
+        self._remove_temporary_files()
 
     @classmethod
-    def for_root(cls, root: Path, enabled: bool = True) -> Cache:
+    def for_root(cls, root: Path) -> Cache:
         override = os.environ.get(ENV_DIR)
-        return cls(Path(override) if override else Path(root) / DEFAULT_DIR, enabled)
+        return cls(Path(override) if override else Path(root) / DEFAULT_DIR)
 
-    def _path(self, kind: str, key: str) -> Path:
-        return self.directory / kind / f"{key}.pickle"
+    def get_or_compute(self, kind: str, key_parts: Any, compute: Callable[[], T], shape: Any) -> T:
+        """compute(), or the value an earlier call with the same kind, key parts and code stored.
 
-    def has(self, kind: str, key: str) -> bool:
-        return self.enabled and self._path(kind, key).exists()
+        A computed value goes through JSON and back before it is returned, so a build that computes it and
+        one that loads it see equal values of equal types."""
+        key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
+        path = self.directory / kind / f"{key}.json" if self.directory is not None else None
+        found = self._load(path, kind, key, shape) if path is not None else None
+        if found is not None:
+            self.reused[kind] += 1
+            return found[0]
+        self.computed[kind] += 1
+        plain = encode(compute())
+        if path is not None:
+            entry = {"schema": SCHEMA, "kind": kind, "key": key, "value": plain}
+            self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        return decode(plain, shape)
 
-    def load(self, kind: str, key: str) -> Any | None:
-        if not self.enabled:
-            return None
-        path = self._path(kind, key)
+    def _load(self, path: Path, kind: str, key: str, shape: Any) -> tuple[Any] | None:
+        """(value,) or None for a miss, whatever is wrong with the file."""
         try:
-            with open(path, "rb") as fh:
-                value = _Unpickler(fh, self).load()
-        except Exception:  # missing, truncated or stale, or a blob gone: a miss, never a failed build
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                import stat
+
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a fifo or device planted there
+                    return None
+                entry = json.loads(fh.read())
+            if (not isinstance(entry, dict) or sorted(entry) != ["key", "kind", "schema", "value"]
+                    or entry["schema"] != SCHEMA or entry["kind"] != kind or entry["key"] != key):
+                return None
+            value = decode(entry["value"], shape)
+        except Exception:  # truncated, not JSON, too deep, the wrong shape: a miss
             return None
         self.used.add(path)
         try:
-            os.utime(path)
+            os.utime(path)  # used: prune keeps it
         except OSError:
             pass
-        return value
+        return (value,)
 
-    def store(self, kind: str, key: str, value: Any) -> None:
-        if not self.enabled:
-            return
-        path = self._path(kind, key)
+    def _store(self, path: Path, data: bytes) -> None:
         try:
-            _write(path, lambda fh: _Pickler(fh, self).dump(value))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_whole(path, data)
             self.used.add(path)
-        except OSError as exc:  # a read-only or full disk costs speed, not the build
-            print(f"warning: cache: cannot write {path}: {exc}", file=sys.stderr)
+        except OSError as exc:
+            self._warn(exc)
 
-    def _blob_path(self, name: str) -> Path:
-        return self.directory / BLOBS / f"{name}.blob"
+    def _warn(self, exc: OSError) -> None:
+        if not self.warned:
+            self.warned = True
+            reason = exc.strerror or str(exc)
+            print(f"warning: cache {self.directory}: cannot write ({reason}); the build goes on without keeping "
+                  "its results", file=sys.stderr)
 
-    def _blob_name(self, value: str | bytes) -> tuple[str, int]:
-        """Keep `value` as a blob (once: an existing blob is only marked used); its name and size in bytes."""
-        known = self._blob_names.get(id(value))
-        if known is not None and known[0] is value:
-            _, name, size = known
-        else:
-            data = value.encode("utf-8") if isinstance(value, str) else value
-            name, size = hashlib.sha256(data).hexdigest(), len(data)
-            self._blob_names[id(value)] = (value, name, size)
-        path = self._blob_path(name)
-        if path not in self.used:
-            try:
-                os.utime(path)  # there already: the same bytes, by their name
-            except FileNotFoundError:
-                _write(path, lambda fh: fh.write(value.encode("utf-8") if isinstance(value, str) else value))
-            self.used.add(path)
-        return name, size
-
-    def _blob(self, kind: str, name: str, size: int) -> str | bytes:
-        path = self._blob_path(name)
-        with open(path, "rb") as fh:
-            data = fh.read()
-        if len(data) != size:
-            raise ValueError(f"{path}: {len(data)} bytes, not {size}")
-        value = data.decode("utf-8") if kind == "str" else data
-        if path not in self.used:
-            os.utime(path)
-            self.used.add(path)
-        self._blob_names[id(value)] = (value, name, size)
-        return value
+    def _remove_temporary_files(self) -> None:
+        """What a killed build left of named temporary files (only where O_TMPFILE is missing)."""
+        if self.directory is None or not self.directory.is_dir():
+            return
+        for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
+            pid = path.name[len(TMP_PREFIX):].split("-")[0]
+            if not pid.isdigit() or not _alive(int(pid)):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
     def clear(self) -> None:
         if self.directory is not None and self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
 
-    def prune(self, now: float | None = None, keep_newest: dict[str, int] | None = None) -> None:
-        """Drop entries neither used by this build nor touched for two weeks, and all but the newest few of
-        the kinds that are large and change with every edit, so the folder stays small."""
-        if not self.enabled or not self.directory.exists():
+    def prune(self, now: float | None = None) -> None:
+        """Drop entries neither used by this build nor touched for two weeks."""
+        if self.directory is None or not self.directory.is_dir():
             return
         cutoff = (now or time.time()) - KEEP_UNUSED_SECONDS
-        keep_newest = {**(keep_newest or {}), BLOBS: UNUSED_BLOBS_KEPT}
-        for kind in sorted(p.name for p in self.directory.iterdir() if p.is_dir()):
-            entries = []
-            for path in self.directory.glob(f"{kind}/*.blob" if kind == BLOBS else f"{kind}/*.pickle"):
+        for path in self.directory.glob("*/*.json"):
+            try:
+                if path not in self.used and path.stat().st_mtime < cutoff:
+                    path.unlink()
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """`data` as the file `path`, which appears only once whole (see the module's docstring)."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is not None:
+        try:
+            fd = os.open(path.parent, flag | os.O_WRONLY, 0o644)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+        else:
+            try:
+                with os.fdopen(fd, "wb", closefd=False) as fh:
+                    fh.write(data)
+                folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
                 try:
-                    entries.append((path.stat().st_mtime, path))
-                except OSError:
-                    pass
-            entries.sort(reverse=True)
-            limit = keep_newest.get(kind)
-            if kind == BLOBS:  # what this build used, and of the rest the newest few
-                entries = [entry for entry in entries if entry[1] not in self.used]
-            for rank, (mtime, path) in enumerate(entries):
-                if path in self.used and (limit is None or rank < limit):
-                    continue
-                if mtime < cutoff or (limit is not None and rank >= limit):
                     try:
-                        path.unlink()
-                    except OSError:
+                        os.unlink(path.name, dir_fd=folder)  # a broken entry of the same key: this one replaces it
+                    except FileNotFoundError:
                         pass
-
-
-def _write(path: Path, write: Callable) -> None:
-    """`write(file)` into a temporary file beside `path`, renamed to it once whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+                    # linkat(AT_SYMLINK_FOLLOW) of the descriptor's /proc name: the unnamed file gets its name
+                    os.link(f"/proc/self/fd/{fd}", path.name, src_dir_fd=folder, dst_dir_fd=folder)
+                except FileExistsError:  # another build stored the same key meanwhile: the same value
+                    pass
+                finally:
+                    os.close(folder)
+                return
+            except FileNotFoundError:  # no /proc: fall back to a named temporary file
+                pass
+            finally:
+                os.close(fd)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            write(fh)
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -256,66 +303,3 @@ def _write(path: Path, write: Callable) -> None:
         except OSError:
             pass
         raise
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles as usual, but a long str or bytes goes to its blob and the entry names it."""
-
-    def __init__(self, fh, cache: Cache):
-        super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
-        self.cache = cache
-
-    def persistent_id(self, obj):
-        kind = type(obj)
-        if (kind is str or kind is bytes) and len(obj) >= BLOB_MIN:
-            return (kind.__name__, *self.cache._blob_name(obj))
-        return None
-
-
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, fh, cache: Cache):
-        super().__init__(fh)
-        self.cache = cache
-
-    def persistent_load(self, pid):
-        kind, name, size = pid
-        return self.cache._blob(kind, name, size)
-
-
-class ValueMemo:
-    """A pure function's results across builds, in one cache entry ("memo" kind) keyed by what computes
-    them (its code and library versions): parsed YAML by its text, MathML by its LaTeX. The entry keeps
-    what the last build used and, up to LIMIT entries, what earlier ones did (two projects, or a test
-    session's many copies, can share a cache)."""
-
-    LIMIT = 500
-
-    def __init__(self, cache: Cache, name: str, code: str):
-        self.cache, self.key = cache, digest("memo", name, code)
-        loaded = cache.load("memo", self.key)
-        self.old: dict = loaded if isinstance(loaded, dict) else {}
-        self.new: dict = {}
-
-    def get(self, key):
-        value = self.new.get(key)
-        if value is None:
-            value = self.old.get(key)
-            if value is not None:
-                self.new[key] = value
-        return value
-
-    def put(self, key, value) -> None:
-        self.new[key] = value
-
-    def items(self):
-        """Every (key, value) known: this build's, then earlier ones'."""
-        return ({**self.old, **self.new}).items()
-
-    def save(self) -> None:
-        merged = dict(self.new)
-        for key, value in self.old.items():
-            if len(merged) >= self.LIMIT:
-                break
-            merged.setdefault(key, value)
-        if merged.keys() != self.old.keys():
-            self.cache.store("memo", self.key, merged)

@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from markupsafe import Markup
@@ -177,8 +178,8 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_LINKING = {"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src",
-            "iframe": "src"}
+_LINKING = MappingProxyType({"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src",
+            "iframe": "src"})
 
 
 def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:

@@ -1,11 +1,12 @@
-"""What a build reports (pages and figures made or reused, seconds per stage) and how a failure in one of
-its stages becomes one line that names the file of ours where it happened."""
+"""What a build reports (pages, figures drawn or reused, seconds per stage) and how a failure in one of its
+stages becomes one line that names the file of ours where it happened."""
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 
@@ -20,14 +21,9 @@ class BuildError(UserError):
 
 @dataclass
 class Report:
+    cache: Any = None  # the build's cache.Cache: what it reused and computed, per kind
     pages: int = 0
     figures: int = 0
-    rendered: int = 0
-    pages_rendered: int = 0
-    pages_beside: bool = False  # rendered in a helper while this process computed the numbers
-    reused: int = 0
-    facts_reused: bool = False
-    site_reused: bool = False
     stages: dict[str, float] = field(default_factory=dict)
 
     def timed(self, stage: str, work: Callable):
@@ -41,14 +37,17 @@ class Report:
         finally:
             self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - start
 
+    @property
+    def drawn(self) -> int:
+        return self.cache.computed["figure"] if self.cache is not None else self.figures
+
     def summary(self) -> str:
         stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.stages.items())
         pages = f"{self.pages} page{'s' if self.pages != 1 else ''}"
-        if self.site_reused:
-            what = f"{pages}, {self.figures} figures, all reused: no source changed"
-        else:
-            analysis_note = "analysis reused" if self.facts_reused else "analysis computed"
-            what = f"{pages}, {self.figures} figures ({self.rendered} rendered, {self.reused} reused), {analysis_note}"
+        what = f"{pages}, {self.figures} figures ({self.drawn} drawn, {self.figures - self.drawn} reused)"
+        if self.cache is not None:
+            computed = sorted(kind for kind in self.cache.computed if kind != "figure")
+            what += f", computed: {', '.join(computed)}" if computed else ", nothing else computed"
         return f"{what}; {stages}; {sum(self.stages.values()):.2f}s in all"
 
 

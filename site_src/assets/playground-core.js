@@ -1,5 +1,5 @@
-// Pure sampler logic for the playground: the exported character models, training them from a
-// corpus, temperature, and one speculative round. No DOM here, so node can test it against the
+// Pure sampler logic for the playground: the exported character models, temperature, one speculative
+// round, and the numbers the page prints about them (training lives in playground-train.js). No DOM here, so node can test it against the
 // Python parity vectors. A classic script (global PlaygroundCore) rather than a module, so the
 // page also works from file://, where browsers refuse module scripts; node loads it through
 // module.exports. Every arithmetic step mirrors generator/playground/ngram.py and the rule in
@@ -103,139 +103,6 @@
       draft: createModel(pair.draft, pair.vocab),
       vocab: chars(pair.vocab),
     };
-  }
-
-  // --- training: ngram.train_export, count for count -----------------------------------------
-
-  function splitHeldOut(text, share = 0.1) {
-    const all = chars(text);
-    let cut = Math.floor(all.length * (1 - share));
-    const newline = all.indexOf("\n", cut);
-    cut = newline < 0 ? all.length : newline + 1;
-    return { train: all.slice(0, cut), heldOut: all.slice(cut) };
-  }
-
-  function vocabularyOf(text) {
-    return Array.from(new Set(chars(text))).sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).join("");
-  }
-
-  function countGrams(codes, length, base) {
-    const counts = new Map();
-    for (let i = 0; i + length <= codes.length; i++) {
-      let key = 0;
-      for (let j = 0; j < length; j++) key = key * base + codes[i + j];
-      counts.set(key, (counts.get(key) || 0) + 1);
-    }
-    return counts;
-  }
-
-  function discounts(counts) {
-    let n1 = 0;
-    let n2 = 0;
-    let n3 = 0;
-    let n4 = 0;
-    for (const c of counts) {
-      if (c === 1) n1++;
-      else if (c === 2) n2++;
-      else if (c === 3) n3++;
-      else if (c === 4) n4++;
-    }
-    if (Math.min(n1, n2, n3, n4) === 0) return [0.5, 1.0, 1.5];
-    const y = n1 / (n1 + 2 * n2);
-    const d = [1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3];
-    return d.map((x, i) => Math.min(Math.max(x, 0.05), i + 1));
-  }
-
-  function decodeKey(key, length, vocab) {
-    const base = vocab.length;
-    const out = new Array(length);
-    for (let j = length - 1; j >= 0; j--) {
-      out[j] = vocab[key % base];
-      key = Math.floor(key / base);
-    }
-    return out.join("");
-  }
-
-  // Counts for context lengths 0 .. order - 1, pruned like the build's; onLevel(length) reports progress.
-  function trainExport(trainChars, vocabText, order, minCount, onLevel) {
-    const vocab = chars(vocabText);
-    const base = vocab.length;
-    if (base ** order > Number.MAX_SAFE_INTEGER) throw new Error("order too high for exact integer keys");
-    const index = new Map(vocab.map((c, i) => [c, i]));
-    const codes = Int32Array.from(trainChars, (c) => index.get(c));
-    const grams = [];
-    for (let g = 1; g <= order; g++) grams[g] = countGrams(codes, g, base);
-    const levels = [];
-    for (let length = 0; length < order; length++) {
-      const raw = grams[length + 1];
-      const occurrences = new Map();
-      for (const [key, count] of raw) {
-        const ctx = Math.floor(key / base);
-        occurrences.set(ctx, (occurrences.get(ctx) || 0) + count);
-      }
-      let pairs;
-      if (length === order - 1) {
-        pairs = raw;
-      } else {
-        pairs = new Map();
-        const modulus = base ** (length + 1);
-        for (const key of grams[length + 2].keys()) {
-          const suffix = key % modulus;
-          pairs.set(suffix, (pairs.get(suffix) || 0) + 1);
-        }
-      }
-      const keys = Array.from(pairs.keys()).sort((a, b) => a - b);
-      const levelDiscounts = discounts(keys.map((k) => pairs.get(k)));
-      const threshold = length ? minCount : 1;
-      const contexts = [];
-      const followers = [];
-      const next = [];
-      const counts = [];
-      let last = -1;
-      for (const key of keys) {
-        const ctx = Math.floor(key / base);
-        if ((occurrences.get(ctx) || 0) < threshold) continue;
-        if (ctx !== last) {
-          contexts.push(decodeKey(ctx, length, vocab));
-          followers.push(0);
-          last = ctx;
-        }
-        followers[followers.length - 1]++;
-        next.push(vocab[key % base]);
-        counts.push(pairs.get(key));
-      }
-      levels.push({ contexts: contexts.join(""), followers, next: next.join(""), counts, discounts: levelDiscounts });
-      if (onLevel) onLevel(length);
-    }
-    return { order, min_count: minCount, levels };
-  }
-
-  // FNV-1a (32-bit) over the counts in ngram.count_digest's canonical text form.
-  function countDigest(exported) {
-    const parts = [String(exported.order), String(exported.min_count)];
-    for (const level of exported.levels) {
-      parts.push(level.contexts, level.followers.join(","), level.next, level.counts.join(","));
-    }
-    const bytes = new TextEncoder().encode(parts.join("|"));
-    let h = 0x811c9dc5;
-    for (const byte of bytes) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
-    return h.toString(16).padStart(8, "0");
-  }
-
-  // Cross-entropy on held-out characters, each predicted from the text before it.
-  function bitsPerChar(model, heldOutChars) {
-    const index = new Map(model.vocab.map((c, i) => [c, i]));
-    const width = model.order - 1;
-    let total = 0;
-    let n = 0;
-    for (let i = 0; i < heldOutChars.length; i++) {
-      const x = index.get(heldOutChars[i]);
-      if (x === undefined) continue;
-      const context = heldOutChars.slice(Math.max(0, i - width), i).filter((c) => index.has(c));
-      total -= Math.log2(model.row(context)[x]);
-      n++;
-    }
-    return n ? total / n : 0;
   }
 
   // --- one round --------------------------------------------------------------------------------
@@ -444,6 +311,57 @@
     return s / 2;
   }
 
+  // sampler.greedy_loop_start: greedy decoding from a model that sees `width` characters walks from state
+  // to state; once the state before a generated character came before an earlier one, the rest repeats.
+  // Returns how many generated characters come before that point, or null.
+  function greedyLoopStart(text, promptLength, width) {
+    const all = chars(text);
+    const seen = new Set();
+    for (let t = promptLength; t <= all.length; t++) {
+      const state = all.slice(Math.max(0, t - width), t).join("");
+      if (seen.has(state)) return t - promptLength;
+      seen.add(state);
+    }
+    return null;
+  }
+
+  // The character that makes up more than half of text, or null: a run that mostly repeats one character.
+  function dominantChar(text) {
+    const all = chars(text);
+    const counts = new Map();
+    for (const ch of all) counts.set(ch, (counts.get(ch) || 0) + 1);
+    for (const [ch, n] of counts) if (2 * n > all.length) return ch;
+    return null;
+  }
+
+  // sampler.expected_tvd: the mean total variation distance between two histograms of `draws` draws each
+  // from row, summed character by character from the binomial distribution of each count.
+  function expectedTvd(row, draws) {
+    let total = 0;
+    for (const p of row) if (p > 0 && p < 1) total += meanAbsDifference(p, draws);
+    return total / (2 * draws);
+  }
+
+  function meanAbsDifference(p, n) {
+    const mu = n * p;
+    const spread = 12 * (n * p * (1 - p)) ** 0.5 + 12;
+    const lo = Math.max(0, Math.trunc(mu - spread));
+    const hi = Math.min(n, Math.trunc(mu + spread) + 1);
+    let logFirst = lo * Math.log(p) + (n - lo) * Math.log1p(-p);
+    for (let i = 1; i <= lo; i++) logFirst += Math.log((n - lo + i) / i);
+    let f = Math.exp(logFirst);
+    let cdf = 0;
+    let first = 0;
+    let result = 0;
+    for (let a = lo; a <= hi; a++) {
+      cdf += f;
+      first += a * f;
+      result += f * (a * (2 * cdf - 1) - 2 * first + mu);
+      f *= (n - a) / (a + 1) * p / (1 - p);
+    }
+    return result;
+  }
+
   // mulberry32: a small seeded generator of uniforms in [0, 1) for the page.
   function mulberry32(seed) {
     let a = seed >>> 0;
@@ -463,11 +381,6 @@
     chars,
     createModel,
     loadModels,
-    splitHeldOut,
-    vocabularyOf,
-    trainExport,
-    countDigest,
-    bitsPerChar,
     applyTemperature,
     distribution,
     argmax,
@@ -482,6 +395,9 @@
     leviathanBestK,
     compareNextChar,
     totalVariation,
+    greedyLoopStart,
+    dominantChar,
+    expectedTvd,
     mulberry32,
   };
 });

@@ -36,12 +36,14 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-const fixed = (x, digits) => Number(x).toFixed(digits);
+// Every decimal goes through the site's one rounding rule (decimals.js: half away from zero, as the
+// page's Python-printed numbers).
+const fixed = (x, digits) => window.Decimals.fixed(Number(x), digits);
 // A probability to three decimals, or to two significant digits when it is smaller than that shows:
 // a character the draft proposed never reads q = 0.000.
-const prob = (x) => (x > 0 && x < 0.0005 ? Number(x).toPrecision(2) : fixed(x, 3));
+const prob = (x) => (x > 0 && x < 0.0005 ? fixed(x, 1 - Math.floor(Math.log10(x))) : fixed(x, 3));
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-const percent = (x) => `${(100 * x).toFixed(1)}%`;
+const percent = (x) => window.Decimals.pct(Number(x), 1);
 
 // Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
 const loaded = new Map();
@@ -99,97 +101,130 @@ function pairedBars(p, q) {
   return el("span", { class: "pg-pq" }, bar("pg-mini-p", p), bar("pg-mini-q", q));
 }
 
-// Step mode: every drafted character of the last round with p, q, min(1, p/q) and the draw.
+// Step mode: every drafted character of the last round with p, q, min(1, p/q), the draw and the verdict.
+// Each cell carries its column's name (data-label): on a phone the rows stack and show it beside the value.
+const STEP_COLUMNS = [
+  ["#", "Position"], ["Drafted", "Drafted"], ["p", "p (target)"], ["q", "q (draft)"], ["p and q", "p and q"],
+  ["min(1, p/q)", "min(1, p/q)"], ["Draw u", "u"], ["Verdict", "Verdict"],
+];
+
 function stepDetail(round, number) {
-  const table = el("table", { class: "pg-table pg-step-table" });
-  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character, q the draft's` }));
-  const head = el("tr");
-  for (const h of ["Position", "Drafted", "p (target)", "q (draft)", "p and q", "min(1, p/q)", "Draw u", "Verdict"]) {
-    head.append(el("th", { scope: "col", text: h }));
-  }
+  const table = el("table", { class: "pg-table pg-step-table", role: "table" });
+  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character (solid bar), q the draft's (outlined bar, hatched: the drafted character)` }));
+  const head = el("tr", { role: "row" });
+  for (const [h] of STEP_COLUMNS) head.append(el("th", { scope: "col", role: "columnheader", text: h }));
   table.append(el("thead", {}, head));
   const body = el("tbody");
+  const cell = (column, attrs, ...children) => el("td", { role: "cell", "data-label": STEP_COLUMNS[column][1], ...attrs }, ...children);
+  const rowHead = (text) => el("th", { scope: "row", role: "rowheader", "data-label": "Position\u00a0", text });
   const proposals = Core.chars(round.proposals);
   round.verdicts.forEach((verdict, j) => {
-    const row = el("tr", { "data-verdict": verdict });
-    row.append(el("th", { scope: "row", text: String(j + 1) }));
-    row.append(el("td", {}, el("code", { text: visible(proposals[j]), title: spoken(proposals[j]) })));
+    const row = el("tr", { role: "row", "data-verdict": verdict });
+    row.append(rowHead(String(j + 1)));
+    row.append(cell(1, {}, el("code", { text: visible(proposals[j]), title: spoken(proposals[j]) })));
     const check = round.checks[j];
     if (!check) {
-      row.append(el("td", { colspan: "5", text: "not checked: an earlier character was rejected" }));
-      row.append(el("td", { text: "\u2026 dropped" }));
+      row.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "Checked" }, "not checked: an earlier character was rejected"));
+      row.append(cell(7, { class: "pg-verdict-cell" }, "\u2026 dropped unverified"));
     } else {
-      row.append(el("td", { class: "pg-p", text: prob(check.p) }));
-      row.append(el("td", { class: "pg-q", text: prob(check.q) }));
-      row.append(el("td", {}, pairedBars(check.p, check.q)));
-      row.append(el("td", { class: "pg-a", text: prob(check.a) }));
-      const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q, kept for sure" : "none: p = 0")
+      row.append(cell(2, { class: "pg-p" }, prob(check.p)));
+      row.append(cell(3, { class: "pg-q" }, prob(check.q)));
+      row.append(cell(4, { class: "pg-bars-cell" }, pairedBars(check.p, check.q)));
+      row.append(cell(5, { class: "pg-a" }, prob(check.a)));
+      const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q" : "none: p = 0")
         : `${prob(check.u)} ${check.u < check.a ? "<" : "\u2265"} ${prob(check.a)}`;
-      row.append(el("td", { class: "pg-u", text: drawText }));
-      row.append(el("td", { text: verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}` }));
+      row.append(cell(6, { class: "pg-u" }, drawText));
+      row.append(cell(7, { class: "pg-verdict-cell" }, verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}`));
     }
     body.append(row);
   });
-  const last = el("tr", { "data-verdict": round.bonus !== null ? "bonus" : "replacement" });
-  last.append(el("th", { scope: "row", text: round.bonus !== null ? String(round.verdicts.length + 1) : "\u2014" }));
-  if (round.bonus !== null) {
-    last.append(el("td", {}, el("code", { text: visible(round.bonus), title: spoken(round.bonus) })));
-    last.append(el("td", { colspan: "5", text: `every check passed: the target's pass gives one more character, drawn with u = ${fixed(round.bonusDraw, 3)}` }));
-    last.append(el("td", { text: "+ bonus" }));
-  } else {
-    last.append(el("td", {}, el("code", { text: visible(round.replacement), title: spoken(round.replacement) })));
-    last.append(el("td", { colspan: "5", text: `drawn from the residual norm(max(0, p \u2212 q)) with u = ${fixed(round.replacementDraw, 3)}` }));
-    last.append(el("td", { text: "replacement" }));
-  }
+  const bonus = round.bonus !== null;
+  const last = el("tr", { role: "row", "data-verdict": bonus ? "bonus" : "replacement" });
+  last.append(rowHead(bonus ? String(round.verdicts.length + 1) : "\u2014"));
+  const ch = bonus ? round.bonus : round.replacement;
+  last.append(cell(1, { "data-label": bonus ? "Bonus" : "Replacement" }, el("code", { text: visible(ch), title: spoken(ch) })));
+  last.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "How" }, bonus
+    ? `every check passed: the target's pass gives one more character, drawn with u = ${fixed(round.bonusDraw, 3)}`
+    : `drawn from the residual norm(max(0, p \u2212 q)) with u = ${fixed(round.replacementDraw, 3)}`));
+  last.append(cell(7, { class: "pg-verdict-cell" }, bonus ? "+ bonus" : "replacement"));
   body.append(last);
   table.append(body);
-  return el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: the last round, check by check" }, table);
+  return el("div", { class: "pg-step-box", role: "region", tabindex: "0", "aria-label": "Table: the last round, check by check" }, table);
 }
 
-function barChart(result, vocab, samples) {
+// A round number of steps for an axis from 0 to top: 0.05, 0.1, 0.2, 0.25 or 0.5 apart.
+function tickStep(top) {
+  for (const step of [0.05, 0.1, 0.2, 0.25, 0.5]) if (top / step <= 5) return step;
+  return 1;
+}
+
+// The distribution check's chart, drawn at the width it is shown at (one unit a CSS pixel, so its text
+// is as large on a phone as on a laptop): per character a solid bar for the target's probability p,
+// a dot for the speculative histogram and an open square for the target alone's histogram.
+function barChart(result, vocab, samples, width) {
+  const plotLeft = 44;
+  const plotRight = 8;
+  const room = Math.max(200, width) - plotLeft - plotRight;
+  const most = Math.max(3, Math.min(10, Math.floor(room / 30) - 1));  // bands at least 30 px wide
   const order = result.exact.map((p, i) => [p, i]).sort((a, b) => b[0] - a[0]);
-  const shown = order.slice(0, 10).map(([, i]) => i);
-  const rest = order.slice(10).map(([, i]) => i);
+  const shown = order.slice(0, most).map(([, i]) => i);
+  const rest = order.slice(most).map(([, i]) => i);
   const bars = shown.map((i) => ({
     label: visible(vocab[i]), spoken: spoken(vocab[i]),
     spec: result.spec[i] / samples, alone: result.alone[i] / samples, exact: result.exact[i],
   }));
   const sum = (arr) => rest.reduce((s, i) => s + arr[i], 0);
-  bars.push({
-    label: "other", spoken: "any other character",
-    spec: sum(result.spec) / samples, alone: sum(result.alone) / samples, exact: sum(result.exact),
-  });
-  const top = Math.max(...bars.map((b) => Math.max(b.spec, b.alone, b.exact)), 0.01);
-  const width = 640;
-  const height = 220;
-  const band = (width - 40) / bars.length;
+  if (rest.length) {
+    bars.push({
+      label: "rest", spoken: "every other character",
+      spec: sum(result.spec) / samples, alone: sum(result.alone) / samples, exact: sum(result.exact),
+    });
+  }
+  const highest = Math.max(...bars.map((b) => Math.max(b.spec, b.alone, b.exact)), 0.01);
+  const step = tickStep(highest);
+  const top = Math.ceil(highest / step - 1e-9) * step;
+  const plotTop = 10;
+  const plotHeight = 200;
+  const bottom = plotTop + plotHeight;
+  const svgWidth = plotLeft + room + plotRight;
+  const band = room / bars.length;
+  const y = (v) => bottom - (v / top) * plotHeight;
   const svg = document.createElementNS(SVG_NS, "svg");
-  svg.setAttribute("viewBox", `0 0 ${width} ${height + 30}`);
+  svg.setAttribute("viewBox", `0 0 ${svgWidth} ${bottom + 44}`);
+  svg.setAttribute("width", String(svgWidth));
+  svg.setAttribute("height", String(bottom + 44));
   svg.setAttribute("class", "pg-chart");
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "Next-character frequencies: speculative sampling beside the target alone; the table below gives the numbers.");
-  const shape = (name, attrs) => {
+  svg.setAttribute("aria-label", "Next-character probabilities of the target as bars, with the two histograms as marks on them; the table below gives the numbers.");
+  const shape = (name, attrs, text) => {
     const node = document.createElementNS(SVG_NS, name);
     for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
     svg.append(node);
     return node;
   };
+  for (let v = 0; v <= top + 1e-9; v += step) {
+    const ty = y(v);
+    shape("line", { x1: plotLeft, x2: plotLeft + room, y1: ty, y2: ty, class: v === 0 ? "pg-axis" : "pg-grid" });
+    shape("text", { x: plotLeft - 6, y: ty + 4, "text-anchor": "end", class: "pg-tick" }, fixed(v, step < 0.1 ? 2 : 1));
+  }
+  shape("line", { x1: plotLeft, x2: plotLeft, y1: plotTop, y2: bottom, class: "pg-axis" });
+  shape("text", { x: plotLeft, y: bottom + 40, class: "pg-tick" }, "next character (share of draws or probability)");
   bars.forEach((b, n) => {
-    const x = 40 + n * band;
-    const rect = (cls, value, offset) => {
-      const h = (value / top) * height;
-      shape("rect", { x: x + offset, y: height - h, width: band * 0.38, height: h, class: cls });
-    };
-    rect("pg-bar-spec", b.spec, band * 0.08);
-    rect("pg-bar-alone", b.alone, band * 0.5);
-    const y = height - (b.exact / top) * height;
-    shape("line", { x1: x + band * 0.04, x2: x + band * 0.92, y1: y, y2: y, class: "pg-bar-exact" });
-    shape("text", { x: x + band / 2, y: height + 20, "text-anchor": "middle" }).textContent = b.label;
+    const x = plotLeft + n * band;
+    const h = (b.exact / top) * plotHeight;
+    shape("rect", { x: x + band * 0.2, y: bottom - h, width: band * 0.6, height: h, class: "pg-bar-exact" });
+    const r = Math.min(5, band * 0.14);
+    shape("circle", { cx: x + band * 0.36, cy: y(b.spec), r, class: "pg-mark-spec" });
+    shape("rect", { x: x + band * 0.64 - r, y: y(b.alone) - r, width: 2 * r, height: 2 * r, class: "pg-mark-alone" });
+    // a character in the larger monospace; "rest" in the smaller type of the axis, to fit its band
+    const words = Core.chars(b.label).length > 1;
+    shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
   });
   const table = el("table", { class: "pg-table" });
   table.append(el("caption", { text: `Next character after the prompt, ${samples.toLocaleString("en")} draws each` }));
   const head = el("tr");
-  for (const h of ["Character", "Speculative sampling", "Target alone", "Target probability"]) {
+  for (const h of ["Character", "Speculative", "Target alone", "p (exact)"]) {
     head.append(el("th", { scope: "col", text: h }));
   }
   table.append(el("thead", {}, head));
@@ -197,7 +232,7 @@ function barChart(result, vocab, samples) {
   for (const b of bars) {
     const row = el("tr");
     row.append(el("th", { scope: "row", text: b.label, title: b.spoken }));
-    for (const v of [b.spec, b.alone, b.exact]) row.append(el("td", { text: v.toFixed(3) }));
+    for (const v of [b.spec, b.alone, b.exact]) row.append(el("td", { text: fixed(v, 3) }));
     body.append(row);
   }
   table.append(body);
@@ -251,7 +286,7 @@ function init(root) {
   }
 
   function reset() {
-    state = { prompt: prompt.value, text: "", marks: [], rounds: [], rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
+    state = { prompt: prompt.value, text: "", marks: [], rounds: [], looped: false, rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
     roundsList.replaceChildren();
     greedyBox.replaceChildren();
     detail.replaceChildren();
@@ -259,33 +294,51 @@ function init(root) {
   }
 
   // One summary object feeds the output, the counts, the cost meter and the status line alike.
+  // Before the first round there is nothing to measure: the rates read as a dash, not as zero.
   function render() {
     const prose = el("span", { class: "pg-prompt-text", title: "prompt", text: state.prompt });
     const committed = state.marks.map(([ch, provenance]) => el("span", { class: "pg-c", "data-provenance": provenance, text: ch }));
     output.replaceChildren(prose, ...committed);
     const s = Core.summarise(state.rounds, cost);
+    const none = s.rounds === 0;
+    const dash = "\u2014";
     const predicted = s.verified ? Core.leviathanSpeedup(s.acceptance, k(), c) : 0;
     const cells = [
       ["Rounds", String(s.rounds)],
       ["Characters committed", String(s.chars)],
-      ["Characters per round", fixed(s.perRound, 2)],
-      ["Acceptance rate", percent(s.acceptance)],
-      ["Speedup", `${fixed(s.speedup, 2)}\u00d7`],
-      [`Closed form at this acceptance, K = ${k()}`, s.verified ? `${fixed(predicted, 2)}\u00d7` : "\u2014"],
+      ["Characters per round", none ? dash : fixed(s.perRound, 2)],
+      ["Acceptance rate", s.verified ? percent(s.acceptance) : dash],
+      ["Speedup", none ? dash : `${fixed(s.speedup, 2)}\u00d7`],
+      [`Closed form at this acceptance, K = ${k()}`, s.verified ? `${fixed(predicted, 2)}\u00d7` : dash],
     ];
     stats.replaceChildren(...cells.flatMap(([dt, dd]) => [el("dt", { text: dt }), el("dd", { text: dd })]));
-    const plainWidth = s.plainCost ? 100 : 0;
-    const specWidth = s.plainCost ? (100 * s.cost) / s.plainCost : 0;
+    if (none) {
+      meter.replaceChildren(el("p", { text: "Nothing generated yet: press Generate or Step one round." }));
+      return s;
+    }
+    const specWidth = (100 * s.cost) / s.plainCost;
     meter.replaceChildren(
       el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
       el("div", { class: "pg-meter-bar pg-meter-spec", vars: { "--w": `${Math.min(specWidth, 100)}%` }, "aria-hidden": "true" }),
       el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(s.plainCost, 1)} units.` }),
-      el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": `${plainWidth}%` }, "aria-hidden": "true" }),
+      el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": "100%" }, "aria-hidden": "true" }),
       el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(s.speedup, 2)}\u00d7.` }));
+    const caveat = repeatCaveat();
+    if (caveat) meter.append(el("p", { class: "pg-caveat", text: caveat }));
     return s;
   }
 
+  // A run that is mostly one character repeated is accepted because both models repeat it, not because
+  // the draft guesses well: say so beside the speedup.
+  function repeatCaveat() {
+    const ch = Core.chars(state.text).length >= 20 ? Core.dominantChar(state.text) : null;
+    if (ch === null) return "";
+    return `Read this speedup with care: more than half of the text is ${spoken(ch)} repeated, which both models ` +
+      "predict easily, so the acceptance here says little about drafting real text.";
+  }
+
   function statusFor(s) {
+    if (!s.rounds) return "0 rounds so far.";
     return `${s.rounds} round${s.rounds === 1 ? "" : "s"} so far, ${s.chars} characters committed, ` +
       `${fixed(s.perRound, 2)} per round, acceptance ${percent(s.acceptance)}, speedup ${fixed(s.speedup, 2)}\u00d7.`;
   }
@@ -294,10 +347,25 @@ function init(root) {
     live.textContent = message;
   }
 
+  // Greedy stops where its text starts repeating for good: a model that sees the last few characters,
+  // always taking its top choice, is a fixed walk from state to state, so a state met again starts a
+  // loop. The same rule cuts the target alone's text, which therefore stays identical.
+  function greedyLooped(pair) {
+    const width = pair.target.order - 1;
+    return Core.greedyLoopStart(state.prompt + state.text, Core.chars(state.prompt).length, width) !== null;
+  }
+
+  const LOOP_NOTE = "Greedy stopped: the text has reached a state it was in before, so from here on it would repeat the same characters forever.";
+
   async function step(oneRound) {
     if (busy) return;
     const kind = corpus();
     const pair = loadedPair(kind) || await pairFor(kind);
+    const greedy = mode() === "greedy";
+    if (greedy && state.looped) {
+      announce(`${LOOP_NOTE} Nothing new to write; press Reset or change the prompt.`);
+      return;
+    }
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
     const goal = Core.chars(state.text).length + data.generate_chars;
@@ -315,13 +383,17 @@ function init(root) {
       if (round.bonus !== null) state.marks.push([round.bonus, "bonus"]);
       else state.marks.push([round.replacement, "replaced"]);
       fragment.append(roundItem(round, state.rounds.length));
-    } while (!oneRound && Core.chars(state.text).length < goal);
+      if (greedy && greedyLooped(pair)) state.looped = true;
+    } while (!oneRound && !state.looped && Core.chars(state.text).length < goal);
     roundsList.append(fragment);
     detail.replaceChildren(oneRound ? stepDetail(round, state.rounds.length) : "");
     const s = render();
     const added = state.rounds.length - before;
     let message = `Added ${added} round${added === 1 ? "" : "s"}. ${statusFor(s)}`;
-    if (mode() === "greedy") message += ` ${compareGreedy(pair)}`;
+    if (greedy) message += ` ${compareGreedy(pair)}`;
+    if (state.looped) message += ` ${LOOP_NOTE}`;
+    const caveat = repeatCaveat();
+    if (caveat) message += ` ${caveat}`;
     announce(message);
   }
 
@@ -338,6 +410,7 @@ function init(root) {
       el("p", { class: "pg-small", text: "Target alone, one character per step:" }),
       el("pre", { class: "pg-sample", text: state.prompt + alone }),
       el("p", { class: same ? "pg-verdict-ok" : "pg-verdict-bad", text: same ? "\u2713 Identical, character for character." : "\u2717 The outputs differ." }));
+    if (state.looped) greedyBox.append(el("p", { class: "pg-small pg-loop-note", text: LOOP_NOTE }));
     return same ? "Greedy output is identical to the target alone." : "Greedy output differs from the target alone.";
   }
 
@@ -350,57 +423,65 @@ function init(root) {
       target: pair.target, draft: pair.draft, vocab: pair.vocab,
       context: prompt.value, k: k(), temperature: t, samples, nextUniform: Core.mulberry32((Number(seedInput.value) >>> 0) + 1),
     });
-    const { svg, table } = barChart(result, pair.vocab, samples);
+    const { svg, table } = barChart(result, pair.vocab, samples, checkResult.clientWidth);
     const legend = el("p", { class: "pg-legend" },
-      el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (left, solid) ",
-      el("span", { class: "pg-key pg-key-alone", "aria-hidden": "true" }), " target alone (right, dashed outline) ",
-      el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target probability (line)");
-    const summary = `Total variation distance between the two histograms: ${result.tvd.toFixed(3)} over ${samples} draws each` +
-      (t === 0 ? " (greedy: both always give the target's top character)." : ".");
+      el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target's probability p (bar) ",
+      el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (dot) ",
+      el("span", { class: "pg-key pg-key-alone", "aria-hidden": "true" }), " target alone (open square)");
+    const noise = Core.expectedTvd(result.exact, samples);
+    const summary = `Total variation distance between the two histograms: ${fixed(result.tvd, 3)} over ${samples.toLocaleString("en")} draws each` +
+      (t === 0 ? " (greedy: both always give the target's top character)." :
+        `. Sampling noise alone: two histograms of that many draws from the target itself differ by ${fixed(noise, 3)} on average.`);
     const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: next-character frequencies" }, table);
-    checkResult.replaceChildren(el("p", { text: summary }), legend, svg, box);
+    checkResult.replaceChildren(el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(noise), text: summary }), legend, svg, box);
     announce(summary);
   }
 
-  const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-  // Retrain the chosen pair from the published corpus, level by level, then use it.
+  // Retrain the chosen pair from the published corpus, then use it. A Web Worker does the counting, so
+  // the page stays responsive; where the browser will not start one (a page opened from file:// in
+  // Chromium), the same steps run here in slices of a few milliseconds, yielding between slices.
   async function train() {
     if (busy) return;
     busy = true;
     trainButton.disabled = true;
     const kind = corpus();
     const facts = data.pairs[kind];
+    const orders = { target: facts.orders.target, draft: facts.orders.draft, min_count: facts.orders.min_count };
+    const progress = (value) => { trainProgress.value = value; };
     try {
-      trainResult.replaceChildren(el("p", { text: `Loading the ${kind} corpus\u2026` }));
-      await loadScript(`assets/corpus/${kind}.js`);
-      const text = window.PlaygroundCorpora[kind];
-      const vocab = Core.vocabularyOf(text);
-      const { train: trainChars, heldOut } = Core.splitHeldOut(text);
-      const steps = facts.orders.target + facts.orders.draft;
-      let done = 0;
-      const lines = el("ul", { class: "pg-train-lines" });
-      trainResult.replaceChildren(el("p", { text: `Counting ${trainChars.length.toLocaleString("en")} training characters.` }), lines);
-      const trained = {};
-      for (const name of ["draft", "target"]) {
-        await pause();
-        const exported = Core.trainExport(trainChars, vocab, facts.orders[name], facts.orders.min_count, () => {
-          done++;
-          trainProgress.value = done / steps;
-        });
-        await pause();
-        const model = Core.createModel(exported, vocab);
-        const bits = Core.bitsPerChar(model, heldOut);
-        const digest = Core.countDigest(exported);
-        const same = digest === facts.digests[name];
-        trained[name] = model;
-        lines.append(el("li", { "data-model": name, "data-digest": digest, "data-same": String(same),
-          text: `${name}: ${fixed(bits, 2)} bits per character on held-out text (build: ${fixed(facts.bits_per_char[name], 2)}); ` +
-            `count digest ${digest} ${same ? "\u2713 equals the build's" : `\u2717 differs from the build's ${facts.digests[name]}`}.` }));
-        trainProgress.value = done / steps;
+      trainProgress.value = 0;
+      trainResult.replaceChildren(el("p", { text: `Counting the ${kind} corpus\u2026` }));
+      let where = "in a background thread (a Web Worker), so the page stayed responsive throughout";
+      let result;
+      try {
+        result = await trainInWorker(kind, orders, progress);
+      } catch (error) {
+        if (!(error instanceof NoWorker)) throw error;
+        where = "in short slices on the page's own thread, as this browser starts no background thread for a page opened from a file";
+        await loadScript("assets/playground-train.js");
+        await loadScript(`assets/corpus/${kind}.js`);
+        result = await runSliced(window.PlaygroundTrain.trainPairSteps(window.PlaygroundCorpora[kind], orders), progress);
       }
-      pairs[kind] = { target: trained.target, draft: trained.draft, vocab: Core.chars(vocab), source: "browser" };
-      trainResult.append(el("p", { class: "pg-train-done", text: `Generation now uses the ${kind} pair trained in this browser.` }));
+      trainProgress.value = 1;
+      const lines = el("ul", { class: "pg-train-lines" });
+      const trained = {};
+      let all = true;
+      for (const name of ["draft", "target"]) {
+        trained[name] = Core.createModel(result.exports[name], result.vocab);
+        const digest = result.digests[name];
+        const same = digest === facts.digests[name];
+        all = all && same;
+        lines.append(el("li", { "data-model": name, "data-digest": digest, "data-same": String(same),
+          text: `${name}: ${fixed(result.bits[name], 2)} bits per character on held-out text (build: ${fixed(facts.bits_per_char[name], 2)}); ` +
+            `count digest ${digest} ${same ? "\u2713 equals the build's" : `\u2717 differs from the build's ${facts.digests[name]}`}.` }));
+      }
+      pairs[kind] = { target: trained.target, draft: trained.draft, vocab: Core.chars(result.vocab), source: "browser" };
+      const seen = `What you just saw: your browser counted every run of up to ${orders.target} characters in the first nine ` +
+        `tenths of the corpus (${result.trainChars.toLocaleString("en")} characters), ${where}. ` +
+        (all ? "Its counts equal the build's, digest for digest, so generation gives the very same text as before."
+          : "Its counts differ from the build's, so generation may differ too.");
+      trainResult.replaceChildren(lines, el("p", { class: "pg-train-done", text: `Generation now uses the ${kind} pair trained in this browser.` }),
+        el("p", { class: "pg-train-seen", text: seen }));
       announce(`Trained the ${kind} pair here; generation now uses it.`);
       reset();
     } catch (error) {
@@ -416,7 +497,7 @@ function init(root) {
   }
 
   kInput.addEventListener("input", () => { kOut.value = kInput.value; reset(); announce(`K is ${kInput.value}. Output cleared.`); });
-  tInput.addEventListener("input", () => { tOut.value = Number(tInput.value).toFixed(1); });
+  tInput.addEventListener("input", () => { tOut.value = fixed(tInput.value, 1); });
   form.addEventListener("change", (event) => {
     if (event.target.name === "pg-mode") {
       tInput.disabled = mode() === "greedy";
@@ -432,7 +513,8 @@ function init(root) {
       pairFor(kind).then(() => announce(`Corpus: ${kind}. Output cleared.`));
     }
   });
-  prompt.addEventListener("change", reset);
+  // on each edit, not on leaving the box: a reset then would move the buttons under a click that is under way
+  prompt.addEventListener("input", reset);
   seedInput.addEventListener("change", reset);
   form.addEventListener("submit", (event) => { event.preventDefault(); step(false); });
   $("pg-step").addEventListener("click", () => step(true));
@@ -448,11 +530,58 @@ function init(root) {
     });
   }
   kOut.value = kInput.value;
-  tOut.value = Number(tInput.value).toFixed(1);
+  tOut.value = fixed(tInput.value, 1);
   showExamples();
   root.querySelector(".pg-widget").hidden = false;
   for (const node of root.querySelectorAll(".pg-nojs")) node.hidden = true;
   reset();
+}
+
+// The browser would not start a worker (or its script would not load): train on the page instead.
+class NoWorker extends Error {}
+
+function trainInWorker(kind, orders, onProgress) {
+  return new Promise((resolve, reject) => {
+    let worker;
+    try {
+      worker = new Worker("assets/playground-worker.js");
+    } catch (error) {
+      reject(new NoWorker(error.message));
+      return;
+    }
+    let heard = false;
+    worker.onmessage = (event) => {
+      heard = true;
+      const message = event.data;
+      if (message.progress !== undefined) {
+        onProgress(message.progress);
+        return;
+      }
+      worker.terminate();
+      if (message.error) reject(new Error(message.error));
+      else resolve(message.result);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      reject(heard ? new Error(event.message) : new NoWorker(event.message || "the worker did not start"));
+    };
+    worker.postMessage({ kind, orders });
+  });
+}
+
+// Runs a generator of training steps on this thread, about SLICE_MS at a time, giving the browser a turn
+// between slices; reports each slice's progress. Resolves with the generator's return value.
+const SLICE_MS = 25;
+async function runSliced(steps, onProgress) {
+  for (;;) {
+    const end = performance.now() + SLICE_MS;
+    let r;
+    do r = steps.next(); while (!r.done && performance.now() < end);
+    if (r.done) return r.value;
+    onProgress(r.value);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
 }
 
 const root = document.getElementById("playground");

@@ -172,12 +172,14 @@
     try {
       data = JSON.parse(dataEl.textContent);
     } catch (err) {
-      return; // the worked rounds stay as they are
+      data = {};
     }
     const profiles = data.profiles;
-    if (!profiles || !profiles.length) return;
+    if (!profiles || !profiles.length) {
+      root.classList.add("is-static"); // nothing to step through: show the worked rounds as written
+      return;
+    }
 
-    const controls = root.querySelector("[data-stepper-controls]");
     const bar = root.querySelector("[data-stepper-bar]");
     const stage = root.querySelector("[data-stepper-stage]");
     const key = root.querySelector(".stepper-key");
@@ -337,10 +339,10 @@
       render(false);
     });
 
+    // The page was painted as this leaves it (the controls, and the frame drawn below as the page wrote it),
+    // so nothing on screen moves here.
     root.querySelector("[data-stepper-static]").remove(); // its frames are drawn one at a time from here on
     root.classList.add("is-enhanced");
-    controls.hidden = false;
-    bar.hidden = false;
     fillRounds();
     if (!showFrameFromHash(true)) render(false);
   }

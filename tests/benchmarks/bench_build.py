@@ -1,7 +1,7 @@
-"""Cold, no-change, one-page-edit and one-number-edit build times, as paired ratios to mkdocs.
+"""Cold, no-change, one-page-edit and one-number-edit build times against their budgets.
 
-Run: python tests/benchmarks/bench_build.py [--runs N] [--peer auto|mkdocs|none]   (not a timed test)
-Same as `python -m generator bench`; the targets are generator.commands.bench.TARGETS.
+Run: python tests/benchmarks/bench_build.py [--runs N] [--baseline CHECKOUT]   (not a timed test)
+Same as `python -m generator bench`; the budgets are generator.commands.bench.BUDGETS.
 """
 import argparse
 import os

@@ -9,18 +9,16 @@ floor alternate, PAIRS times each, and the ratio printed is the median of the pa
 machine's load moves both sides of a pair alike.
 Targets on a 2-core machine: at least 0.5 of the floor, at least 50x the plain loop.
 """
-import os
 import statistics
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from generator.model import analysis as A
+from generator.model import convergence, montecarlo
 from generator.model.config import MonteCarlo, Seeds
 from generator.model.profiles import load_profiles
 
@@ -60,20 +58,20 @@ def floor_case(target, rounds, rng):
 
 
 def floor_suite(cases, rounds, seed):
+    """One case after another in one thread, as convergence_suite runs them."""
     children = np.random.default_rng(seed).spawn(len(cases))
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda case, rng: floor_case(case[2], rounds, rng), cases, children))
+    return [floor_case(case[2], rounds, rng) for case, rng in zip(cases, children)]
 
 
 def main():
     profiles = load_profiles(Path(__file__).resolve().parents[2] / "data" / "profiles.v1.json")
     cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
-    cases += A.random_cases(Seeds().random_profiles, MonteCarlo().random_profiles, 6, 5)
+    cases += convergence.random_cases(Seeds().random_profiles, MonteCarlo().random_profiles, 6, 5)
     rounds = MonteCarlo().rounds
     times, floor_times = [], []
     for _ in range(PAIRS):
         start = time.perf_counter()
-        A.convergence_suite(cases, rounds, Seeds().convergence)
+        convergence.convergence_suite(cases, rounds, Seeds().convergence)
         times.append(time.perf_counter() - start)
         start = time.perf_counter()
         floor_suite(cases, rounds, Seeds().convergence)
@@ -84,12 +82,12 @@ def main():
 
     loop_rounds = 5000
     rng = np.random.default_rng(0)
-    checkpoints = set(A.error_checkpoints(loop_rounds))
+    checkpoints = set(convergence.error_checkpoints(loop_rounds))
     start = time.perf_counter()
     for _, _, target, drafts in cases:
         t = [[float(p) for p in row] for row in target]
         d = [[float(p) for p in row] for row in drafts]
-        res = A.residual_rows(np.array(t[:-1]), np.array(d)).tolist()
+        res = montecarlo.residual_rows(np.array(t[:-1]), np.array(d)).tolist()
         counts = [[0] * len(row) for row in t]
         seen = [0] * len(t)
         curves = [[] for _ in t]

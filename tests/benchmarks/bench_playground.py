@@ -28,10 +28,10 @@ PAIRS = 5
 
 
 def stage(config, profiles, tmp: Path, n: int) -> tuple[float, float]:
-    from generator.site.pipeline import playground
+    from generator.site.pipeline import train_playground
 
     wall, cpu = time.perf_counter(), time.process_time()
-    playground(config, profiles, Cache(tmp / f"cache-{n}"))()  # an empty cache: the stage runs cold (no pool: here)
+    train_playground(config, profiles, Cache(tmp / f"cache-{n}"))  # an empty cache: the stage runs cold
     return time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -270,3 +270,32 @@ def test_the_script_draws_every_worked_frame_as_the_page_writes_it(browser, orig
         pg.wait_for_selector(f"#{i}.frame")
         assert pg.eval_on_selector(f"#{i}", READ_FRAME) == written[i], i
     context.close()
+
+
+SHIFTS = """window.__shifts = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__shifts.push(e.value); })
+  .observe({ type: "layout-shift", buffered: true });"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
+def test_nothing_moves_when_the_script_takes_over(browser, origin, viewport):
+    """The page paints as the script leaves it (controls, round list, the opening frame), so the layout shift
+    Chromium measures while it loads is zero; drawn by the script, the opening frame reads as the page wrote it."""
+    read_options = "os => os.map(o => o.textContent)"
+    context = browser.new_context(viewport=viewport)
+    pg = context.new_page()
+    pg.add_init_script(SHIFTS)
+    pg.goto(f"{origin}/draft-and-verify.html")
+    pg.wait_for_selector(".stepper.is-enhanced")
+    pg.wait_for_timeout(500)
+    assert pg.evaluate("window.__shifts") == []
+    drawn = pg.eval_on_selector("[data-stepper-stage] .frame", READ_FRAME)
+    options = pg.eval_on_selector_all("[data-round-select] option", read_options)
+    context.close()
+    context = browser.new_context(viewport=viewport)
+    pg = context.new_page()
+    pg.route("**/assets/stepper.js", lambda route: route.abort())  # no stepper script: the page as first painted
+    pg.goto(f"{origin}/draft-and-verify.html")
+    assert pg.eval_on_selector("[data-stepper-stage] .frame", READ_FRAME) == drawn
+    assert pg.eval_on_selector_all("[data-round-select] option", read_options) == options
+    context.close()

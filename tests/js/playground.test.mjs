@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..", "..");
 const core = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "playground-core.js"));
+const train = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "playground-train.js"));
 
 function loadVectors() {
   let file = process.env.PLAYGROUND_VECTORS;
@@ -121,14 +122,14 @@ test("the cases cover bonuses, rejections, uncertain verdicts and greedy rounds"
 
 for (const t of bundle.training) {
   test(`${t.kind}: training in JavaScript gives the build's counts, digest and held-out bits`, () => {
-    assert.equal(core.vocabularyOf(t.text), t.vocab);
-    const { train, heldOut } = core.splitHeldOut(t.text);
+    assert.equal(train.vocabularyOf(t.text), t.vocab);
+    const { train: trainChars, heldOut } = train.splitHeldOut(t.text);
     for (const name of ["target", "draft"]) {
       const order = t.orders[name];
-      const exported = core.trainExport(train, t.vocab, order, t.orders.min_count);
-      assert.equal(core.countDigest(exported), t.digests[name], `${name} digest`);
+      const exported = train.trainExport(trainChars, t.vocab, order, t.orders.min_count);
+      assert.equal(train.countDigest(exported), t.digests[name], `${name} digest`);
       assert.deepEqual(exported, t.export[name], `${name} export`);
-      const bits = core.bitsPerChar(core.createModel(exported, t.vocab), heldOut);
+      const bits = train.bitsPerChar(core.createModel(exported, t.vocab), heldOut);
       assert.ok(Math.abs(bits - t.bits_per_char[name]) < 1e-9, `${name} bits ${bits} vs ${t.bits_per_char[name]}`);
     }
   });
@@ -138,7 +139,7 @@ test("a changed count changes the digest (negative control)", () => {
   const t = bundle.training[0];
   const changed = structuredClone(t.export.draft);
   changed.levels[1].counts[0] += 1;
-  assert.notEqual(core.countDigest(changed), t.digests.draft);
+  assert.notEqual(train.countDigest(changed), t.digests.draft);
 });
 
 test("speculative next-character draws stay close to the target's own", () => {
@@ -193,4 +194,61 @@ test("in greedy mode the distribution check puts every draw, both ways, on the t
   assert.equal(result.spec[top], 500);
   assert.equal(result.alone[top], 500);
   assert.equal(result.tvd, 0);
+});
+
+for (const kind of KINDS) {
+  const vectors = bundle.pairs[kind];
+
+  test(`${kind}: the noise baseline equals Python's expected_tvd`, () => {
+    assert.ok(vectors.noise_checks.length >= 6);
+    for (const c of vectors.noise_checks) {
+      const got = core.expectedTvd(c.row, c.draws);
+      assert.ok(Math.abs(got - c.expected) <= 1e-9 * Math.max(1, c.expected), `${c.draws} draws: ${got} vs ${c.expected}`);
+    }
+  });
+
+  test(`${kind}: greedy stops at its loop exactly where Python stops, as the page's rounds run`, () => {
+    const { target, draft, vocab } = core.loadModels(vectors.models);
+    for (const c of vectors.greedy_runs) {
+      // as playground.js's step(): rounds until 120 characters, or until the round in which the loop starts
+      let text = "";
+      let rounds = 0;
+      let looped = false;
+      const width = target.order - 1;
+      while (!looped && core.chars(text).length < 120) {
+        text += core.speculativeRound({ target, draft, vocab, context: c.context + text, k: c.k, temperature: 0, nextUniform: () => 0 }).committed;
+        rounds++;
+        looped = core.greedyLoopStart(c.context + text, core.chars(c.context).length, width) !== null;
+      }
+      assert.equal(text, c.text, JSON.stringify(c.context));
+      assert.equal(rounds, c.rounds);
+      assert.equal(looped, c.looped);
+      assert.equal(core.greedyLoopStart(c.context + text, core.chars(c.context).length, width), c.loop_start);
+    }
+  });
+}
+
+test("a run that is mostly one character repeated is named; a varied one is not", () => {
+  assert.equal(core.dominantChar("        x       "), " ");
+  assert.equal(core.dominantChar("return self._x"), null);
+  assert.equal(core.dominantChar("ab"), null);
+});
+
+test("training in steps gives the same export as training at once, and its progress only grows", () => {
+  const t = bundle.training.find((x) => x.kind === "astral");
+  const steps = train.trainPairSteps(t.text, t.orders);
+  let r = steps.next();
+  let last = 0;
+  let yields = 0;
+  while (!r.done) {
+    assert.ok(r.value >= last - 1e-12 && r.value <= 1, `progress ${r.value} after ${last}`);
+    last = r.value;
+    yields++;
+    r = steps.next();
+  }
+  assert.ok(yields > 10);
+  assert.equal(r.value.vocab, t.vocab);
+  assert.deepEqual(r.value.exports.target, t.export.target);
+  assert.deepEqual(r.value.exports.draft, t.export.draft);
+  assert.deepEqual(r.value.digests, t.digests);
 });

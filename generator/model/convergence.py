@@ -1,0 +1,292 @@
+"""The convergence checks: simulated rounds counted per position and compared with the exact law.
+
+Each case gets its own seeded Generator; chi-square tests and total-variation curves say how close
+the sampler's output is to the target distribution after how many samples.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from math import exp, lgamma, log, nan
+
+import numpy as np
+
+from .analysis import acceptance_rates, random_rational_row
+from .engine import Row
+from .montecarlo import ReplacementRule, RoundSimulator, residual_rows
+
+
+@dataclass(frozen=True)
+class PositionCheck:
+    position: int  # 1-based; k + 1 is the bonus position
+    samples: int
+    counts: tuple[int, ...]
+    frequencies: tuple[float, ...]
+    total_variation: float
+    chi_square: float
+    degrees_of_freedom: int
+    p_value: float
+    error_curve: tuple[tuple[int, float], ...]  # (samples so far, total variation)
+
+
+def chi_square_p_value(statistic: float, dof: int) -> float:
+    """Upper tail of the chi-square distribution, via the regularised incomplete gamma function."""
+    if dof <= 0:
+        return 1.0
+    return _gamma_q(dof / 2.0, statistic / 2.0)
+
+
+def _gamma_q(a: float, x: float) -> float:
+    if x <= 0:
+        return 1.0
+    if x < a + 1:  # series for P, then Q = 1 - P
+        term = total = 1.0 / a
+        n = a
+        for _ in range(10_000):
+            n += 1
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1.0 - total * exp(-x + a * log(x) - lgamma(a)))
+    b = x + 1 - a  # continued fraction for Q (Lentz)
+    c, d = 1e300, 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return min(1.0, exp(-x + a * log(x) - lgamma(a)) * h)
+
+
+def error_checkpoints(samples: int) -> list[int]:
+    points, n = [], 100
+    while n < samples:
+        points.extend(p for p in (n, 3 * n) if p < samples)
+        n *= 10
+    points.append(samples)
+    return points
+
+
+def position_check(position: int, tokens: np.ndarray, expected: Sequence[Fraction]) -> PositionCheck:
+    """Compare the committed tokens at one position with the target row they should follow."""
+    points = error_checkpoints(len(tokens))
+    prefix = [np.bincount(tokens[:m], minlength=len(expected)).tolist() for m in points]
+    return check_from_counts(position, points, prefix, expected)
+
+
+def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Sequence[int]],
+                      expected: Sequence[Fraction]) -> PositionCheck:
+    """The check from prefix[j][x], token x's count among the first points[j] samples (points: error_checkpoints(n)).
+
+    In plain Python: a handful of tokens and checkpoints cost less this way than as numpy arrays.
+    """
+    p = [float(x) for x in expected]
+    n = int(points[-1])
+    counts = [int(c) for c in prefix[-1][:len(p)]]
+    if n == 0:  # no round reached this position: nothing to compare, every statistic is undefined
+        dof = sum(1 for q in p if q > 0) - 1
+        return PositionCheck(position, 0, tuple(counts), (nan,) * len(p), nan, nan, dof, 1.0, ((0, nan),))
+    freq = [c / n for c in counts]
+    stray = sum(c for c, q in zip(counts, p) if q == 0)
+    chi = sum((c - n * q) ** 2 / (n * q) for c, q in zip(counts, p) if q > 0)
+    dof = sum(1 for q in p if q > 0) - 1
+    pval = 0.0 if stray else chi_square_p_value(chi, dof)
+    curve = tuple((int(m), 0.5 * sum(abs(c / m - q) for c, q in zip(row, p))) for m, row in zip(points, prefix))
+    return PositionCheck(
+        position, n, tuple(counts), tuple(freq), 0.5 * sum(abs(f - q) for f, q in zip(freq, p)),
+        chi, dof, pval, curve,
+    )
+
+
+BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
+FEW_TOKENS = 16  # up to this many tokens (8-bit codes), every position is counted at once; past it, one by one
+_LANES = ((8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF))
+
+
+def _byte_sums(words: np.ndarray) -> np.ndarray:
+    """The sum of the 8 bytes of each uint64, as int64, by adding neighbouring lanes (bytes, then pairs, ...)."""
+    for shift, mask in _LANES:
+        mask = np.uint64(mask)
+        words = (words & mask) + ((words >> np.uint64(shift)) & mask)
+    return words.view(np.int64)
+
+
+def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tuple[list[int], list[list[int]]]]:
+    """For each position (row of codes): its checkpoints and the token counts among its first m samples at each.
+
+    A position's samples are the rounds that reached it, in order; its checkpoint m ends with the
+    round that brought its m-th sample. Every count comes from 0/1 flags (is token x, for all tokens
+    but the last, and reached), eight to a 64-bit word: summing a block's 128 words adds each byte lane
+    at most 128, so no lane overflows, and the bytes of the sum are then added up. That gives each
+    flag's count per block of BLOCK rounds; a checkpoint's block is found from the reached counts, and
+    the part of that block up to the checkpoint's round is flagged and summed the same way, every
+    checkpoint's at once. The last token's count is what the reached rounds leave. A few array
+    operations per position and per case, not a few per checkpoint and token.
+    """
+    positions, rounds = codes.shape
+    blocks = -(-rounds // BLOCK)
+    padded = np.empty((positions, blocks * BLOCK), codes.dtype)  # whole blocks: the tail reads DEAD
+    padded[:, rounds:] = dead
+    padded[:, :rounds] = codes
+    tokens = np.arange(vocab - 1, dtype=codes.dtype)[:, None]
+    flags = np.empty((vocab, blocks * BLOCK), bool)  # one position at a time, so it stays in cache
+    starts = np.arange(0, blocks * BLOCK // 8, BLOCK // 8)
+    per_block = np.empty((positions, vocab, blocks), dtype=np.uint64)  # [i, x, b]; x = vocab - 1: reached
+    for i in range(positions):
+        np.equal(padded[i], tokens, out=flags[:vocab - 1])
+        np.less(padded[i], dead, out=flags[vocab - 1])
+        np.add.reduceat(flags.view(np.uint64), starts, axis=1, out=per_block[i])
+    per_block = _byte_sums(per_block)
+    before = np.zeros((positions, vocab, blocks + 1), dtype=np.int64)  # [i, x, b]: count in blocks before b
+    np.cumsum(per_block, axis=2, out=before[:, :, 1:])
+    totals = before[:, :, -1].tolist()
+    points = [error_checkpoints(t[-1]) for t in totals]
+    position = np.array([i for i in range(positions) for _ in points[i][:-1]], dtype=np.intp)
+    need = np.array([m for p in points for m in p[:-1]], dtype=np.int64)
+    reached = before[:, vocab - 1]
+    block = np.count_nonzero(reached[position] < need[:, None], axis=1) - 1  # reached[i, b] < m <= reached[i, b + 1]
+    inside = padded.reshape(positions, blocks, BLOCK)[position, block]  # (checkpoints, BLOCK) codes
+    hits = np.flatnonzero(inside < dead)  # reached rounds in those blocks, block after block
+    count = per_block[position, vocab - 1, block]
+    column = hits[np.cumsum(count) - count + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
+    inside = np.where(np.arange(BLOCK) <= column[:, None], inside, dead)  # up to the checkpoint's round
+    part = np.equal(inside[:, None, :], tokens)  # (checkpoints, vocab - 1, BLOCK)
+    some = (before[position, :vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
+    result, j = [], 0
+    for i in range(positions):
+        prefix = []
+        for m in points[i][:-1]:
+            prefix.append([*some[j], m - sum(some[j])])
+            j += 1
+        prefix.append([*totals[i][:-1], totals[i][-1] - sum(totals[i][:-1])])
+        result.append((points[i], prefix))
+    return result
+
+
+def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int], list[list[int]]]:
+    """One position's checkpoints and counts as _counts_at_checkpoints gives them, for codes of any width.
+
+    The checkpoint's round is found from per-block counts of reached rounds, then inside its block;
+    each stretch between checkpoints is counted once with np.bincount.
+    """
+    rounds = len(codes)
+    flag = np.empty((rounds,), bool)
+    np.less(codes, codes.dtype.type(dead), out=flag)
+    full = rounds // BLOCK * BLOCK
+    per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
+    cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
+    points = error_checkpoints(int(cumulative[-1]))
+    ends = []
+    for m, block in zip(points, np.searchsorted(cumulative, points[:-1]).tolist()):
+        before = int(cumulative[block - 1]) if block else 0
+        inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
+        ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
+    ends.append(rounds)
+    wide = np.empty(codes.shape, np.intp)
+    np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
+    running, prefix = np.zeros(vocab, dtype=np.intp), []
+    for start, end in zip([0, *ends[:-1]], ends):
+        running = running + np.bincount(wide[start:end], minlength=dead)[:vocab]
+        prefix.append(running.tolist())
+    return points, prefix
+
+
+def convergence(
+    target_rows: Sequence[Row],
+    draft_rows: Sequence[Row],
+    rounds: int,
+    rng: np.random.Generator,
+    replacement_rule: ReplacementRule = residual_rows,
+) -> tuple[PositionCheck, ...]:
+    """Per position, the committed token's histogram among rounds that reached it, against the target."""
+    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
+    codes = sim.run(rounds, rng)
+    if sim.vocab <= FEW_TOKENS:
+        counts = _counts_at_checkpoints(codes, sim.dead, sim.vocab)
+    else:
+        counts = [_position_counts(row, sim.dead, sim.vocab) for row in codes]
+    return tuple(check_from_counts(i + 1, points, prefix, target_rows[i]) for i, (points, prefix) in enumerate(counts))
+
+
+def random_profile(
+    rng: np.random.Generator, vocab: int, k: int, agreement: Fraction, denominator: int = 64
+) -> tuple[tuple[Row, ...], tuple[Row, ...]]:
+    """A random target and a draft that mixes it with noise: agreement 1 copies the target, 0 ignores it."""
+    target = tuple(random_rational_row(rng, vocab, denominator) for _ in range(k + 1))
+    drafts = []
+    for i in range(k):
+        noise = random_rational_row(rng, vocab, denominator)
+        row = tuple(agreement * t + (1 - agreement) * q for t, q in zip(target[i], noise))
+        if all(p == 0 for p in row):
+            row = noise
+        drafts.append(row)
+    return target, tuple(drafts)
+
+
+
+# --- the convergence suite --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvergenceCase:
+    id: str
+    label: str
+    accept_rates: tuple[Fraction, ...]
+    checks: tuple[PositionCheck, ...]
+
+    @property
+    def worst_p_value(self) -> float:
+        return min(c.p_value for c in self.checks)
+
+    @property
+    def worst_total_variation(self) -> float:
+        return max(c.total_variation for c in self.checks)
+
+    def failed(self, threshold: float) -> int:
+        """How many positions reject "committed tokens follow the target" at this p-value threshold."""
+        return sum(1 for c in self.checks if c.p_value <= threshold)
+
+
+def random_cases(seed: int, count: int, vocab: int, k: int) -> list[tuple[str, str, tuple[Row, ...], tuple[Row, ...]]]:
+    """count random (target, draft) profiles whose agreement runs evenly from none to complete."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for i in range(count):
+        agreement = Fraction(i, max(count - 1, 1))
+        target, drafts = random_profile(rng, vocab, k, agreement)
+        cases.append((f"random-{i + 1:02d}", f"random profile {i + 1} (draft mixes in {agreement} of the target)",
+                      target, drafts))
+    return cases
+
+
+def convergence_suite(
+    cases: Sequence[tuple[str, str, Sequence[Row], Sequence[Row]]],
+    rounds: int,
+    seed: int,
+    replacement_rule: ReplacementRule = residual_rows,
+    first: int = 0,
+) -> tuple[ConvergenceCase, ...]:
+    """Every case gets its own child Generator, so adding a case never changes another's draws.
+
+    Case j draws from the seed's child number first + j, so a suite split in two parts (the second
+    with first = the length of the first) draws exactly what the whole suite would."""
+    children = np.random.default_rng(seed).spawn(first + len(cases))[first:]
+
+    def one(case, rng):
+        case_id, label, target, drafts = case
+        checks = convergence(target, drafts, rounds, rng, replacement_rule)
+        return ConvergenceCase(case_id, label, acceptance_rates(target, drafts), checks)
+
+    return tuple(one(case, rng) for case, rng in zip(cases, children))
+
+

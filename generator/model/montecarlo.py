@@ -1,0 +1,319 @@
+"""The Monte Carlo simulator: one float copy of the acceptance rule, run for many rounds at once with numpy.
+
+Floats only here and in convergence.py; everything a reader sees as exact comes from analysis.py.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Row
+
+# --- Monte Carlo ------------------------------------------------------------------------------
+#
+# One simulator, one law. A round of k proposals reads k + 1 float32 uniforms, all drawn in one
+# place (`uniforms`): u[j] both picks proposal j (it falls in that token's slice of the draft's CDF)
+# and decides its test (its offset inside the slice is uniform and independent of the token, so
+# "accept" is "u lies in the first accept-probability share of the slice"); u[k] draws the round's
+# last token, the replacement at its one rejection (from `replacement_rule`, `residual_rows` unless a
+# test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpoints of [0, 1).
+# `simulate_batch` runs it for rows that change from round to round (the playground's models);
+# `simulate_rounds` and `RoundSimulator` run it for fixed rows by table lookup: the same draws and the
+# same breakpoints, so for fixed rows both give the same tokens, bit for bit.
+
+
+def _floats(rows: Sequence[Row]) -> np.ndarray:
+    return np.array([[float(p) for p in row] for row in rows], dtype=np.float64)
+
+
+CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
+
+
+def _cdfs(rows: np.ndarray) -> np.ndarray:
+    """Row-wise CDFs that end at exactly 1.0, so u < 1 always lands on a token of positive probability."""
+    cdf = np.cumsum(rows, axis=1)
+    return cdf / cdf[:, -1:]
+
+
+def row_cdfs(rows: np.ndarray) -> np.ndarray:
+    """_cdfs, for a caller of simulate_batch that tabulates its rows once and hands their CDFs back too."""
+    return _cdfs(rows)
+
+
+def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """norm(max(0, p - q)) row by row (engine.residual in floats); the target row where nothing is left."""
+    rest = np.maximum(target - draft, 0.0)
+    mass = rest.sum(axis=1, keepdims=True)
+    return np.divide(rest, mass, out=np.array(target, dtype=np.float64), where=mass > 0)
+
+
+def target_rows_resampler(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """A deliberately wrong replacement rule (resample from the target itself), kept as a negative control."""
+    return np.array(target, dtype=np.float64)
+
+
+ReplacementRule = Callable[[np.ndarray, np.ndarray], np.ndarray]
+RowsAt = Callable[[int, np.ndarray, np.ndarray], tuple[np.ndarray | None, ...]]
+
+
+def accept_edges(start: np.ndarray, end: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The accept rule, the one float copy of engine.accept_probability: where token x's slice splits.
+
+    x's slice of the draft's CDF is [start, end), of width q = q(x); a uniform in it below
+    start + q min(1, p(x) / q(x)) accepts x, one from there to end rejects it. (The offset of u
+    inside the slice is uniform and independent of x, so this is the accept test with probability
+    min(1, p / q).) The edge is computed from end - q and kept inside [start, end] against
+    rounding. Elementwise: for whole rows (the lookup tables) or for the proposed tokens alone
+    (simulate_batch), with the same result for the same entries.
+    """
+    ratio = np.divide(p, q, out=np.zeros_like(end), where=q > 0)
+    accept = (end - q) + q * np.minimum(1.0, ratio)
+    return np.minimum(np.maximum(accept, start), end)
+
+
+def slice_edges(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
+    """Every breakpoint of [0, 1) the accept rule sets, row by row, sorted: shape (rows, 2 * vocab).
+
+    They run accept[0], end[0], accept[1], end[1], ... (see accept_edges), so the number n of them
+    at or below u is 2x for an accepted proposal x and 2x + 1 for a rejected one (see proposal_codes).
+    """
+    end = _cdfs(draft)
+    start = np.hstack([np.zeros((len(end), 1)), end[:, :-1]])
+    accept = accept_edges(start, end, target, draft)
+    return np.stack([accept, end], axis=2).reshape(len(end), -1)
+
+
+def proposal_codes(vocab: int, dtype, reject: int) -> np.ndarray:
+    """code[n] for n breakpoints of slice_edges at or below u: the token n / 2 for even n (accepted), else reject.
+
+    n = 2 * vocab would need u >= 1, which a uniform never is; it reads as the last token to stay in range.
+    """
+    n = np.arange(2 * vocab + 1)
+    return np.where(n % 2 == 0, np.minimum(n // 2, vocab - 1), reject).astype(dtype)
+
+
+def token_codes(vocab: int, dtype) -> np.ndarray:
+    """code[n] for n entries of a row's CDF at or below u: the token n (the last one for n = vocab, u >= 1)."""
+    return np.minimum(np.arange(vocab + 1), vocab - 1).astype(dtype)
+
+
+def uniforms(rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
+    """Every draw the simulator makes: (k + 1, rounds) float32 uniforms, row j for position j, row k for
+    the round's last token."""
+    u = np.empty((k + 1, rounds), np.float32)
+    rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
+    return u
+
+
+def _search(breaks: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row r's count of breaks at or below u[r]: np.searchsorted(breaks[r], u[r], side="right") for every r."""
+    return np.count_nonzero(breaks <= u[:, None], axis=1)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rounds simulated side by side, position by position (position k is the bonus)."""
+
+    tokens: np.ndarray  # (k + 1, rounds): the token committed at each position, 0 where the round stopped before it
+    reached: np.ndarray  # (k + 1, rounds) bool: whether the round got that far
+
+    @property
+    def accepted(self) -> np.ndarray:
+        """(k, rounds) bool: proposal j was accepted (a round goes on past position j exactly then)."""
+        return self.reached[1:]
+
+    @property
+    def committed(self) -> np.ndarray:
+        """(rounds,) tokens committed, the replacement or the bonus included."""
+        return self.reached.sum(axis=0)
+
+    @property
+    def first(self) -> np.ndarray:
+        """(rounds,) the first committed token."""
+        return self.tokens[0]
+
+
+def simulate_batch(
+    rows_at: RowsAt,
+    k: int,
+    rounds: int,
+    rng: np.random.Generator,
+    replacement_rule: ReplacementRule = residual_rows,
+) -> Batch:
+    """Many rounds at once whose rows depend on the round: a language model's rows follow its context.
+
+    rows_at(j, going, proposals) gives the target and draft rows at position j of the rounds still
+    going (going: their indices, in order), one row each, once their first j proposals are known
+    (proposals has shape (len(going), j)); at j = k it gives the bonus rows and None. It may add a
+    third item, the draft rows' row_cdfs, when it has them tabulated (they are not computed again); with it,
+    the rows before position k are only read as rows[index, tokens], rows[mask] and .shape, so they may be
+    a view that copies only what is read (playground.TableRows). A round that
+    stopped is not asked about again: its later rows could not change what it committed, and each
+    round's rows, draws and verdicts depend on that round alone, so leaving them out changes no token.
+    """
+    u = uniforms(rng, k, rounds).astype(np.float64)  # exact, and a copy: the buffer is reused
+    proposals = np.zeros((rounds, k + 1), dtype=np.intp)  # the last column stays 0: the bonus is no proposal
+    stop = np.full(rounds, k, dtype=np.intp)  # proposals accepted before the round's one rejection
+    last = np.empty(rounds, dtype=np.intp)
+    going = np.arange(rounds)  # the rounds with no rejection yet, in order
+    for j in range(k):
+        if not going.size:
+            break
+        target, draft, *cdfs = rows_at(j, going, proposals[going, :j])
+        here = u[j, going]
+        index = np.arange(going.size)
+        # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
+        # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
+        end = cdfs[0] if cdfs else _cdfs(draft)
+        x = token_codes(draft.shape[1], np.intp)[_search(end, here)]
+        start = np.where(x > 0, end[index, x - 1], 0.0)
+        rejected = here >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
+        proposals[going, j] = x
+        if rejected.any():
+            gone = going[rejected]
+            stop[gone] = j
+            last[gone] = _draw(replacement_rule(target[rejected], draft[rejected]), u[k, gone])
+            going = going[~rejected]
+    if going.size:
+        bonus = rows_at(k, going, proposals[going, :k])[0]
+        last[going] = _draw(bonus, u[k, going])
+    position = np.arange(k + 1)[:, None]
+    tokens = np.where(position < stop, proposals.T, 0)
+    tokens[stop, np.arange(rounds)] = last
+    return Batch(tokens, position <= stop)
+
+
+def _draw(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One token per row, by its CDF: the round's last token."""
+    return token_codes(rows.shape[1], np.intp)[_search(_cdfs(rows), u)]
+
+
+class _Tables:
+    """code(u) = codes[searchsorted(breaks[row], u, side="right")] for float32 u in [0, 1), by table lookup.
+
+    Row r's table gives the code at the left edge of each of CELLS equal cells of [0, 1); the few
+    cells a breakpoint falls inside are marked AMBIGUOUS, and draws landing there are settled by the
+    exact search, so the result equals the binary search for every u, not just nearly. The rows'
+    tables lie end to end in `flat`, row r's cell c at r * CELLS + c.
+    """
+
+    def __init__(self, breaks: np.ndarray, codes: np.ndarray, ambiguous: int):
+        self.breaks, self.codes, self.ambiguous = breaks, codes, ambiguous
+        rows = len(breaks)
+        scaled = breaks * CELLS  # exact: CELLS is a power of two
+        # break j lies at or left of cell c's left edge c / CELLS from c = ceil(b_j * CELLS) on, so (the breaks
+        # being sorted) a row's table is codes[0] up to that cell for break 0, codes[1] up to break 1's, ...
+        bounds = np.zeros((rows, breaks.shape[1] + 2), dtype=np.intp)
+        np.minimum(np.ceil(scaled), CELLS, out=bounds[:, 1:-1], casting="unsafe")
+        bounds[:, -1] = CELLS
+        runs = bounds[:, 1:] - bounds[:, :-1]
+        self.table = np.repeat(np.concatenate([codes] * rows), runs.ravel()).reshape(rows, CELLS)
+        inside = np.floor(scaled).astype(np.intp)  # the cell holding b inside, unless b is its left edge
+        row, column = np.nonzero((inside < CELLS) & (inside < scaled))
+        self.table[row, inside[row, column]] = ambiguous
+        self.flat = self.table.ravel()
+        self.exact = [True] * rows  # row r has no AMBIGUOUS cell: its lookups need no settling
+        for r in set(row.tolist()):
+            self.exact[r] = False
+
+    def settle(self, out: np.ndarray, u: np.ndarray, row: int | np.ndarray) -> None:
+        """Replace the AMBIGUOUS entries of out (looked up from u in `row`) by the exact search."""
+        if self.exact[row] if np.isscalar(row) else all(self.exact):
+            return
+        where = np.flatnonzero(out == self.ambiguous)
+        if not where.size:
+            return
+        exact = u[where].astype(np.float64)
+        if np.isscalar(row):
+            out[where] = self.codes[np.searchsorted(self.breaks[row], exact, side="right")]
+            return
+        rows = row[where]
+        for r in range(len(self.breaks)):
+            at = rows == r
+            out[where[at]] = self.codes[np.searchsorted(self.breaks[r], exact[at], side="right")]
+
+
+class RoundSimulator:
+    """simulate_batch for one fixed (target, draft) pair, fast: one table lookup per draw.
+
+    The breakpoints of slice_edges split each draft slice into an accept part (code x) and a
+    reject part (code REJECT), and a lookup table per position (see _Tables) turns a uniform into
+    its code without a search; the round's last token comes from the same kind of table over the
+    replacement rows and the bonus row, read at u[k].
+
+    Codes are small unsigned integers: a token, REJECT while undecided, and DEAD added once a round
+    has stopped, so that counting a position's tokens among the rounds that reached it needs no mask.
+    """
+
+    def __init__(self, target_rows: Sequence[Row], draft_rows: Sequence[Row],
+                 replacement_rule: ReplacementRule = residual_rows):
+        target, draft = _floats(target_rows), _floats(draft_rows)
+        self.k, self.vocab = draft.shape[0], target.shape[1]
+        self.dtype = np.uint8 if self.vocab < 126 else np.uint16
+        self.dead = 128 if self.dtype == np.uint8 else 1 << 15
+        self.reject, self.ambiguous = self.vocab, self.dead - 1
+        codes = proposal_codes(self.vocab, self.dtype, self.reject)
+        self.proposal = _Tables(slice_edges(target[:self.k], draft), codes, self.ambiguous)
+        final = _cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
+        self.final = _Tables(final, token_codes(self.vocab, self.dtype), self.ambiguous)
+
+    def run(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more."""
+        k, reject, dead = self.k, self.dtype(self.reject), self.dtype(self.dead)
+        u = uniforms(rng, k, rounds)
+        out = np.empty((k + 1, rounds), dtype=self.dtype)
+        cells = np.empty((rounds,), np.intp)
+        gone = np.empty((rounds,), self.dtype)  # DEAD once the round has met its rejection
+        stop = np.empty((rounds,), self.dtype)  # proposals accepted: where the round stopped
+        flag = np.empty((rounds,), bool)
+        gone.fill(0)
+        stop.fill(0)
+        tables = self.proposal.table
+        for i in range(k):
+            codes = out[i]
+            np.multiply(u[i], np.float32(CELLS), out=cells, casting="unsafe")  # truncation: the cell index
+            np.take(tables[i], cells, out=codes, mode="clip")  # cells are in range; "raise" would copy out first
+            self.proposal.settle(codes, u[i], i)
+            np.bitwise_or(codes, gone, out=codes)
+            np.less(codes, reject, out=flag)  # accepted, in a round still going
+            np.add(stop, flag, out=stop)
+            # stopped rounds already read DEAD or more, so "not below REJECT" is "stopped by now"
+            np.logical_not(flag, out=flag)
+            np.multiply(flag, dead, out=gone)
+        final = out[k]
+        np.multiply(u[k], np.float32(CELLS), out=cells, casting="unsafe")
+        rows = np.empty((rounds,), np.intp)
+        np.left_shift(stop, CELLS.bit_length() - 1, out=rows, dtype=np.intp)  # stop * CELLS
+        np.bitwise_or(cells, rows, out=cells)
+        np.take(self.final.flat, cells, out=final, mode="clip")
+        self.final.settle(final, u[k], stop)
+        # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
+        rejected = np.empty((k, rounds), bool)
+        np.equal(out[:k], reject, out=rejected)
+        moved = np.empty((k, rounds), self.dtype)
+        np.multiply(rejected, final - reject, out=moved)
+        np.add(out[:k], moved, out=out[:k])
+        np.bitwise_or(final, gone, out=final)
+        return out
+
+
+def simulate_rounds(
+    target_rows: Sequence[Row],
+    draft_rows: Sequence[Row],
+    rounds: int,
+    rng: np.random.Generator,
+    replacement_rule: ReplacementRule = residual_rows,
+) -> Batch:
+    """simulate_batch for rows that stay the same in every round, by RoundSimulator's table lookup.
+
+    Given the same Generator, it commits exactly the tokens simulate_batch commits when rows_at hands
+    it these rows in every round: the same uniforms, the same breakpoints, the same search.
+    """
+    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
+    codes = sim.run(rounds, rng)
+    reached = codes < sim.dead
+    return Batch(np.where(reached, codes, 0).astype(np.intp), reached)
+
+
