@@ -285,14 +285,12 @@ class RoundStream:
         return (self[i] for i in range(start, self.length))
 
 
-def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int,
-                   stream: RoundStream | None = None) -> tuple[Round, ...]:
+def sampled_rounds(stream: RoundStream, count: int) -> tuple[Round, ...]:
     """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
 
     A reader stepping through "another round" should meet a rejection whose ratio was below 1,
     not only the certain verdicts the authored rounds show.
     """
-    stream = stream or RoundStream(profiles, draft, seed, max(count, stream_length))
     chosen = [stream[i] for i in range(count)]
 
     def drawn_rejection(r: Round) -> bool:
@@ -305,13 +303,10 @@ def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stre
     return tuple(chosen)
 
 
-def drawn_rounds(
-    profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int, stream: RoundStream | None = None,
-) -> tuple[tuple[Verdict, Round], ...]:
+def drawn_rounds(stream: RoundStream, skip: int) -> tuple[tuple[Verdict, Round], ...]:
     """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
     sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
     the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
-    stream = stream or RoundStream(profiles, draft, seed, max(skip, stream_length))
 
     def drawn(r: Round, verdict: Verdict) -> bool:
         return any(f.verdict == verdict and f.u is not None for f in r.frames)
@@ -347,8 +342,7 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
     mc = config.monte_carlo
     seed = config.seeds.sampled_rounds + index
     stream = RoundStream(profiles, draft, seed, max(mc.sampled_rounds, mc.sampled_stream_rounds))
-    sampled = sampled_rounds(profiles, draft, mc.sampled_rounds, seed, mc.sampled_stream_rounds, stream)
-    return sampled, drawn_rounds(profiles, draft, seed, mc.sampled_rounds, mc.sampled_stream_rounds, stream)
+    return sampled_rounds(stream, mc.sampled_rounds), drawn_rounds(stream, mc.sampled_rounds)
 
 
 def profile_facts(
