@@ -251,10 +251,9 @@ class FigureRef:
 
 T = TypeVar("T")
 # memo(kind, inputs, compute): compute(), or a result kept from an earlier call with the same kind and
-# inputs. The slow parts that depend only on their seeds and sizes (the random-profile Monte Carlo, the
-# random identity pairs) and those that depend only on the distributions (the authored Monte Carlo, the
-# authored and seeded rounds, the error slopes) go through it with exactly those inputs, so the build can
-# keep them across edits to anything else: an edit to the cost model then draws nothing (nor imports numpy).
+# inputs. The slow parts (the Monte Carlo of the authored and random profiles and of the wrong sampler, the
+# random identity pairs) go through it with exactly the inputs they depend on, so the build's cache can
+# keep them across edits to anything else.
 Memo = Callable[[str, tuple, Callable[[], T]], T]
 
 
@@ -347,18 +346,10 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
 
 def profile_facts(
     profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase, authored: Round,
-    memo: Memo = no_memo,
 ) -> ProfileFacts:
-    """A draft's facts, given its authored round (requirements.authored_rounds). The seeded rounds and the error
-    slope go through `memo` keyed by what they depend on, which the cost model is not."""
+    """A draft's facts, given its authored round (requirements.authored_rounds)."""
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-    mc = config.monte_carlo
-    sampled, drawn = memo(
-        "seeded-rounds",
-        (profiles.target, draft.distributions, config.seeds.sampled_rounds + index, mc.sampled_rounds,
-         mc.sampled_stream_rounds),
-        lambda: seeded_rounds(profiles, draft, config, index),
-    )
+    sampled, drawn = seeded_rounds(profiles, draft, config, index)
     curves = [c.error_curve for c in convergence.checks]
     partials = [Fraction(1)]
     for a in n.accept_rates:
@@ -374,7 +365,7 @@ def profile_facts(
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
-        error_slope=memo("loglog-slope", (curves,), lambda: mean_loglog_slope(curves)),
+        error_slope=mean_loglog_slope(curves),
     )
 
 
@@ -444,8 +435,7 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     return ConvergenceFacts(
         rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
         random_slowest=slowest,
-        random_error_slope=memo("loglog-slope", ([c.error_curve for c in slowest],),
-                                lambda: mean_loglog_slope([c.error_curve for c in slowest])),
+        random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
         tests=tests, family_alpha=family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),
@@ -557,14 +547,14 @@ def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction
 
 def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
     conv = convergence_facts(profiles, config, memo)
-    authored = authored_rounds(profiles, config.seeds.authored_round, memo)
+    authored = authored_rounds(profiles, config.seeds.authored_round)
     drafts = tuple(
-        profile_facts(profiles, d, config, i, case, round_, memo)
+        profile_facts(profiles, d, config, i, case, round_)
         for i, (d, case, round_) in enumerate(zip(profiles.drafts, conv.authored, authored))
     )
     cm, k = profiles.cost_model, profiles.k
     cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)
-    curves = memo("speedup-curves", (config.speedup,), lambda: speedup_curves(config))  # the settings' alone
+    curves = speedup_curves(config)
     roofline = roofline_facts(config)
     notable = notable_frames(drafts)
     replacement = notable.replacement
