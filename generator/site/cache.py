@@ -36,7 +36,6 @@ from typing import Any, TypeVar
 
 from ..digest import digest
 from ..paths import CACHE as DEFAULT_DIR
-from .output import alive
 
 SCHEMA = 1  # what an entry file holds; a change makes every older entry a miss
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -230,7 +229,7 @@ class Cache:
             return
         for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
             pid = path.name[len(TMP_PREFIX):].split("-")[0]
-            if not pid.isdigit() or not alive(int(pid)):
+            if not pid.isdigit() or not _alive(int(pid)):
                 try:
                     path.unlink()
                 except OSError:
@@ -251,6 +250,16 @@ class Cache:
                     path.unlink()
             except OSError:
                 pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _write_whole(path: Path, data: bytes) -> None:

@@ -16,8 +16,7 @@ def _looks_like_a_build(path: Path) -> bool:
     return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
 
 
-def alive(pid: int) -> bool:
-    """Whether process `pid` still runs (the builds and caches that left a file name it in the name)."""
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -37,7 +36,7 @@ def recover(out: Path) -> None:
     leftovers = []
     for entry in sorted(out.parent.iterdir()):
         m = pattern.match(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not alive(int(m.group(2))):
+        if m and entry.is_dir() and not entry.is_symlink() and not _alive(int(m.group(2))):
             leftovers.append((m.group(1), entry))
     for kind, entry in leftovers:
         if kind == "old" and not os.path.lexists(out):
