@@ -275,6 +275,83 @@ def test_the_landing_page_states_the_rule_and_the_headline_numbers(site, engine_
         assert f'href="{slug}.html"' in raw, slug
 
 
+def test_the_landing_page_keeps_tokens_per_round_and_speedup_in_separate_columns(site, engine_numbers):
+    """Issue 26.7: "2.62x" (a speedup) and "2.62 tokens" (an expected count) once sat in one sentence. Each
+    draft now has one table row: its name, its expected tokens per round, its speedup, in columns that say which."""
+    raw = (site / "index.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table>.*?</table>", raw, flags=re.S)
+    table = next(t for t in tables if "Speedup" in t)
+    head = [_TAG.sub("", c).strip() for c in re.findall(r"<th[^>]*>(.*?)</th>", table, flags=re.S)]
+    assert head == ["Draft", "Tokens per round", "Speedup"], head
+    rows = [[htmllib.unescape(_TAG.sub("", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], flags=re.S)]
+    config, profiles = load_inputs(ROOT)
+    expected = [[d.name, FILTERS["fixed"](engine_numbers[d.id]["numbers"].expected_tokens),
+                 FILTERS["times"](engine_numbers[d.id]["numbers"].speedup)] for d in profiles.drafts]
+    assert rows == expected
+    for sentence in re.split(r"(?<=[.!?])\s", page_text(site, "index")):
+        assert not ("×" in sentence and re.search(r"\d tokens", sentence)), sentence
+
+
+def test_a_check_is_costed_as_k_plus_one_positions(site, engine_numbers):
+    """Issue 26.6: a check of K proposals scores K + 1 positions (the bonus position too). The arithmetic the
+    wasted-pass page prints is the roofline's for K + 1 positions, recomputed here from site.yaml, not for K."""
+    roofline = yaml.safe_load((ROOT / "data" / "site.yaml").read_text(encoding="utf-8"))["roofline"]
+    per_position_ms = 2 * float(roofline["parameters"]) / (float(roofline["peak_tflops"]) * 1e12) * 1e3
+    k = engine_numbers["k"]
+    text = page_text(site, "wasted-pass")
+    scored, wrong = FILTERS["fixed"](per_position_ms * (k + 1), 2), FILTERS["fixed"](per_position_ms * k, 2)
+    assert scored != wrong  # else this test could not tell the two apart
+    assert f"comes to {scored} ms" in text
+    assert f"{wrong} ms" not in text
+    assert f"{k + 1} positions" in text
+    assert "scores K + 1 positions" in page_text(site, "speedup").replace("\u2062", "")
+
+
+@pytest.mark.parametrize("slug, words", [
+    ("lossless", ("Temperature, top-k and top-p", "applied to p and q alike")),  # sampling settings on both
+    ("index", ("rolls back both models' key-value caches",)),                   # the cache after a rejection
+    ("lossless", ("floating-point", "greedy choice can flip")),                 # batched verification
+    ("speedup", ("scores K + 1 positions",)),                                   # the check's size
+])
+def test_each_precision_note_stands_where_its_topic_is_raised(site, slug, words):
+    """Issue 26.6: the four notes an expert would miss, each on the page that raises its topic."""
+    text = page_text(site, slug).replace("\u2062", "").replace("’", "'")
+    for w in words:
+        assert w in text, (slug, w)
+
+
+def test_a_caption_names_several_positions_once(site):
+    """Issue 26.7: "at position 1, position 4 and position 5" reads "at positions 1, 4 and 5"."""
+    captions = " ".join(re.findall(r"<figcaption>(.*?)</figcaption>", (site / "speedup.html").read_text(encoding="utf-8"),
+                                   flags=re.S))
+    assert "positions " in captions
+    assert not re.search(r"position \d+(?:, | and )position \d", captions), captions
+
+
+def test_a_draft_length_that_prints_the_best_speedup_is_named_as_a_tie(site):
+    """Issue 26.7, ties stated as ties: where another K prints the same speedup as the best K, the page says so."""
+    from support import site_view
+    ctx = site_view(ROOT)
+    text = page_text(site, "speedup").replace("\u2062", "")
+    ties = [(c, k) for c in ctx.speedup_curves if c.cost == ctx.draft_step for k, s in c.points
+            if k != c.best_k and FILTERS["times"](s) == FILTERS["times"](c.best_speedup)]
+    assert ties  # the data has one (K = 9 and 10 at alpha = 9/10), so this test can see the sentence
+    for curve, k in ties:
+        a = curve.alpha
+        assert f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
+
+
+def test_the_toy_datas_tables_are_reference_and_its_pictures_come_first(site):
+    """Issue 26.3: the per-position tables sit in a closed <details>, after the profile pictures."""
+    raw = (site / "positions.html").read_text(encoding="utf-8")
+    body = raw[raw.index("<main"):]
+    details = re.search(r"<details class=\"reference\">(.*?)</details>", body, flags=re.S)
+    assert details and "positions-table" in details.group(1)
+    assert body.count("positions-table") == details.group(1).count("positions-table")
+    assert body.index("figures/profile-") < details.start()
+
+
 def test_the_guarantees_page_reports_every_convergence_case(site):
     from support import site_view
     ctx = site_view(ROOT)

@@ -58,9 +58,12 @@ def test_every_figure_drawn_for_the_third_draft_is_shown(site):
 
 
 def test_tables_grow_a_column_and_the_stepper_a_draft(site):
-    speedup = (site / "speedup.html").read_text(encoding="utf-8")
-    header = speedup[speedup.index("<thead>"): speedup.index("</thead>")]
+    details = (site / "tokens-per-round.html").read_text(encoding="utf-8")
+    header = details[details.index("<thead>"): details.index("</thead>")]
     assert len(re.findall(r"<th[ >]", header)) == 1 + 3
+    landing = (site / "index.html").read_text(encoding="utf-8")
+    table = next(t for t in re.findall(r"<table>.*?</table>", landing, flags=re.S) if "Speedup" in t)
+    assert table.split("<tbody>")[1].count("<tr>") == 3  # one row per draft
     stepper = (site / "draft-and-verify.html").read_text(encoding="utf-8")
     assert f'data-profile="{THIRD["id"]}"' in stepper and f'id="rounds-{THIRD["id"]}-authored"' in stepper
 

@@ -223,7 +223,8 @@ class Facts:
     speedup_costs: tuple[Fraction, ...]
     speedup_alphas: tuple[Fraction, ...]
     roofline: RooflineFacts
-    roofline_verify_ms: float  # the roofline's time for one pass that scores a whole round's k positions
+    roofline_verify_positions: int  # one check scores k + 1 positions: the k proposals and the bonus after them
+    roofline_verify_ms: float  # the roofline's time for that one pass
     roofline_verify_compute_ms: float
     notable: NotableFrames
     lossless_example: LosslessExample
@@ -570,7 +571,8 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         speedup_max_k=max(g for c in curves for g, _ in c.points),
         speedup_points_checked=sum(len(c.points) for c in curves),
         speedup_costs=tuple(sorted({c.cost for c in curves})), speedup_alphas=tuple(sorted({c.alpha for c in curves})),
-        roofline=roofline, roofline_verify_ms=roofline.time_ms(k), roofline_verify_compute_ms=roofline.compute_ms(k),
+        roofline=roofline, roofline_verify_positions=k + 1, roofline_verify_ms=roofline.time_ms(k + 1),
+        roofline_verify_compute_ms=roofline.compute_ms(k + 1),
         notable=notable,
         lossless_example=lossless_example(
             next(p for p in drafts if p.id == replacement.profile_id), replacement.frame_number, profiles.tokens

@@ -513,7 +513,7 @@ def timeline(
     ax.set_xlim(0, float(span))
     ax.set_ylim(0, sum(heights))
     target = {"facecolor": TARGET, "edgecolor": CARD, "linewidth": 1.0}
-    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "////"}
+    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "."}
     unit = (WIDTH * 72 - 24) / float(span)  # points per pass, about
     top = sum(heights)
     for lane, label in enumerate(labels):
@@ -570,7 +570,7 @@ def exactness(
     _, upright = panel_columns(probe, tokens, 1)
     fig = canvas(0.95 + len(panels) * (1.7 + (0.25 if upright else 0)))
     accepted = {"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.6}
-    residual = {"facecolor": RESIDUAL, "edgecolor": INK, "linewidth": 0.6, "hatch": "...."}
+    residual = {"facecolor": RESIDUAL, "edgecolor": INK, "linewidth": 0.6, "hatch": "."}
     for ax, (label, position, p, q, kept, topped, alpha) in zip(grid(fig, len(panels), 1), panels):
         token_axes(ax, tokens, ymax, probability_ticks(ymax), upright)
         ax.set_ylabel("probability")

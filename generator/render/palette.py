@@ -26,7 +26,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 # The roles of the shared p/q encoding (style.css names the same roles --target, --draft, --accepted, --residual):
 # the target p is a solid fill in TARGET, the draft q an outline in DRAFT (no fill), the proposed token the
 # draft's outline with a diagonal hatch, the accepted mass min(p, q) a solid darker shade of the target, and
-# the residual top-up a lighter shade with a dotted hatch.
+# the residual top-up a lighter shade with a sparse dotted hatch.
 TARGET = PALETTE[0]
 DRAFT = PALETTE[1]
 ACCEPTED = "#00466E"

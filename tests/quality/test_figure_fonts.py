@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve
+from browser_support import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
 
@@ -78,15 +78,15 @@ def liberation_only(folder: Path) -> Path:
     return conf
 
 
-def measure(site: Path, files: list[str], fontconfig: Path | None) -> dict:
-    """{(width, variant): [{file, texts}]} for every figure file, in a Chromium under the given fontconfig."""
+def measure(browser_type, site: Path, files: list[str], fontconfig: Path | None) -> dict:
+    """{(width, variant): [{file, texts}]} for every figure file, in a Chromium under the given fontconfig,
+    launched through the test process's one Playwright (a second sync Playwright in the same thread fails)."""
     import os
 
-    sync_api = require_chromium()
     env = {**os.environ, **({"FONTCONFIG_FILE": str(fontconfig)} if fontconfig else {})}
     out = {}
-    with serve(site) as origin, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
+    with serve(site) as origin:
+        browser = browser_type.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
         try:
             page = browser.new_page()
             page.route(f"{origin}/{BLANK}", lambda route: route.fulfill(content_type="text/html",
@@ -111,13 +111,13 @@ def figure_files(site) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def default_fonts(site, figure_files):
-    return measure(site, figure_files, None)
+def default_fonts(browser, site, figure_files):
+    return measure(browser.browser_type, site, figure_files, None)
 
 
 @pytest.fixture(scope="module")
-def liberation_fonts(site, figure_files, tmp_path_factory):
-    return measure(site, figure_files, liberation_only(tmp_path_factory.mktemp("fontconfig")))
+def liberation_fonts(browser, site, figure_files, tmp_path_factory):
+    return measure(browser.browser_type, site, figure_files, liberation_only(tmp_path_factory.mktemp("fontconfig")))
 
 
 @pytest.mark.parametrize("fonts", ["default_fonts", "liberation_fonts"])
