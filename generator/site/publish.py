@@ -212,10 +212,9 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
     they are written, with a scan cheap enough for every build; `check` also covers what a build
     cannot get wrong by itself (HTML structure, other origins, alt text)."""
-    import posixpath
     from urllib.parse import unquote, urlsplit
 
-    from ..render.markup import clean_url, link_problem, url_scheme
+    from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
     read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
     ids = {rel: found[0] for rel, found in read.items()}
@@ -234,13 +233,10 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
             parts = urlsplit(url)
             target = rel
             if parts.path:
-                joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
-                if joined == ".." or joined.startswith("../"):
+                target = link_target(rel, parts.path, files)
+                if target is None:
                     out.append((rel, url, "points outside the site"))
                     continue
-                target = "index.html" if joined == "." else joined
-                if target not in files and f"{target}/index.html" in files:
-                    target = f"{target}/index.html"
                 if target not in files:
                     out.append((rel, url, f"no such file {target}"))
                     continue
