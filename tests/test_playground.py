@@ -12,7 +12,7 @@ import pytest
 import generator.playground as pg
 from generator.model.analysis import leviathan_speedup
 from generator.model.convergence import chi_square_p_value
-from generator.model.engine import Verdict
+from generator.model.engine import ACCEPTED, DROPPED, REJECTED, Verdict
 from generator.model.montecarlo import residual_rows, simulate_batch, target_rows_resampler
 from generator.playground.corpus import CorpusError, load_sources, read_text
 from generator.playground.ngram import (
@@ -26,14 +26,7 @@ from generator.playground.ngram import (
     split_held_out,
     train_export,
 )
-from generator.playground.sampler import (
-    ACCEPTED,
-    DROPPED,
-    REJECTED,
-    speculative_round,
-    target_alone,
-    temper_rows,
-)
+from generator.playground.sampler import speculative_round, target_alone, temper_rows
 from generator.site.pipeline import load_inputs
 from support import copy_project
 
