@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.model.analysis import best_draft_length, leviathan_speedup, round_length_distribution
-from generator.render import figures
+from generator.render import chart, figures
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -301,15 +301,15 @@ def legible(fig: figures.Figure) -> None:
     """What a phone needs: a figure WIDTH inches (72 units each) wide with every text at least MIN_FONT units, so
     that in the 358 CSS px a 390 px phone gives a figure each renders at 11 px or more; and nothing is a path."""
     root = ET.fromstring(fig.svg)
-    assert float(root.get("viewBox").split()[2]) == pytest.approx(figures.WIDTH * 72)
+    assert float(root.get("viewBox").split()[2]) == pytest.approx(chart.WIDTH * 72)
     sizes = text_sizes(fig.svg)
-    assert sizes and min(sizes) >= figures.MIN_FONT, (fig.name, min(sizes))
+    assert sizes and min(sizes) >= chart.MIN_FONT, (fig.name, min(sizes))
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
 def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_px(drawn, builder):
     legible(drawn[builder.__name__])
-    assert figures.MIN_FONT * figures.PHONE_COLUMN / (figures.WIDTH * 72) >= 11  # 11 units at 358 / 331.2 px each
+    assert chart.MIN_FONT * chart.PHONE_COLUMN / (chart.WIDTH * 72) >= 11  # 11 units at 358 / 331.2 px each
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
@@ -330,9 +330,9 @@ def planted(fig, second=(0.12, 0.51)):
 
 def test_a_planted_overlap_stops_the_figure_and_names_both_texts():
     with pytest.raises(figures.FigureError) as caught:
-        figures.render_svg("planted", planted)
+        chart.render_svg("planted", planted)
     assert str(caught.value) == 'generator/render/figures.py: planted: text "first label" overlaps "second label"'
-    assert "second label" in all_text(figures.render_svg("apart", lambda fig: planted(fig, (0.1, 0.2))))  # control
+    assert "second label" in all_text(chart.render_svg("apart", lambda fig: planted(fig, (0.1, 0.2))))  # control
 
 
 def test_a_text_that_leaves_the_figure_stops_it():
@@ -340,20 +340,20 @@ def test_a_text_that_leaves_the_figure_stops_it():
         planted(fig, (0.1, 0.2))
         fig.text(0.95, 0.5, "past the edge")  # a figure text: the layout makes no room for it
     with pytest.raises(figures.FigureError, match='planted: text "past the edge" leaves the figure'):
-        figures.render_svg("planted", draw_on)
+        chart.render_svg("planted", draw_on)
 
 
 def test_a_tick_label_outside_its_axis_range_is_not_counted():
     """matplotlib keeps ticks it does not draw; their labels sit anywhere and must not be checked."""
     import matplotlib
 
-    with matplotlib.rc_context(figures.style("ticks")):
-        fig = figures.canvas(2)
+    with matplotlib.rc_context(chart.style("ticks")):
+        fig = chart.canvas(2)
         ax = fig.add_subplot()
         ax.set_xticks([0, 0.5, 1, 1.5], ["0", "0.5", "1", "far"])
         ax.set_xlim(0, 1)  # 1.5 lies outside the view
-        assert "far" not in all_text(figures.finish(fig, "ticks"))
-        shown = [t.get_text() for t in figures.drawn_texts(fig)]
+        assert "far" not in all_text(chart.finish(fig, "ticks"))
+        shown = [t.get_text() for t in chart.drawn_texts(fig)]
     assert "1" in shown and "far" not in shown
 
 

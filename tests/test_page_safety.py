@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from generator.render.markdown import markdown_renderer, render_markdown
 from generator.render.markup import RawHtmlError, check_html, link_problem, url_scheme
-from generator.render.pages import PageError, environment, load_page, markdown_renderer, render_markdown, render_page
+from generator.render.pages import PageError, environment, load_page, render_page
 
 # --- 1. one rule for addresses, after decoding ----------------------------------------------------------
 

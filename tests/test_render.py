@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.render.pages import FILTERS, PageError, load_page, load_pages, markdown_renderer, render_markdown
+from generator.render.markdown import markdown_renderer, render_markdown
+from generator.render.pages import FILTERS, PageError, load_page, load_pages
 
 
 def write(path: Path, text: str) -> Path:

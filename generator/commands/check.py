@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import UserError
 from ..paths import BUILD
-from ..render.markup import clean_url, link_problem, url_scheme
+from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 # End tags HTML lets an author leave out; the next sibling or the parent's end closes them.
@@ -214,11 +213,6 @@ def _urls(tag: str, a: dict, rels: set):
                 yield attr, a[attr], True
 
 
-def _resolve(page: str, path: str) -> str | None:
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(path)))
-    return None if joined == ".." or joined.startswith("../") else joined
-
-
 class Site:
     def __init__(self, root: Path):
         self.root = root
@@ -228,17 +222,6 @@ class Site:
 
     def add(self, file: str, line: int, message: str) -> None:
         self.problems.append(Problem(file, line, message))
-
-    def target(self, page: str, path: str) -> str | None:
-        """The file a relative path names; a folder means its index.html, as a web server would serve it."""
-        rel = _resolve(page, path)
-        if rel is None:
-            return None
-        if rel == ".":
-            return "index.html"
-        if rel not in self.files and f"{rel}/index.html" in self.files:
-            return f"{rel}/index.html"
-        return rel
 
     def parse_pages(self) -> None:
         for rel in sorted(f for f in self.files if f.endswith(".html")):
@@ -279,7 +262,7 @@ class Site:
             self.add(page, ref.line, f"{what} is an absolute path: it breaks under a project subpath and on file://; make it relative")
             return
         parts = urlsplit(url)
-        target = page if not parts.path else self.target(page, parts.path)
+        target = page if not parts.path else link_target(page, parts.path, self.files)
         if target is None:
             self.add(page, ref.line, f"{what} points outside the site")
             return
@@ -302,7 +285,7 @@ class Site:
                 if url_scheme(url) or url.startswith("/"):
                     self.add(rel, line, f"url({url!r}) loads from another origin or an absolute path")
                     continue
-                target = self.target(rel, urlsplit(url).path)
+                target = link_target(rel, urlsplit(url).path, self.files)
                 if target is None or target not in self.files:
                     self.add(rel, line, f"url({url!r}): no such file {target or url}")
 
@@ -348,7 +331,7 @@ class Site:
                 url = ref.url.strip()
                 if not ref.loads or url_scheme(url):
                     continue
-                target = self.target(rel, urlsplit(url).path)
+                target = link_target(rel, urlsplit(url).path, self.files)
                 if target is None or not (target.startswith("figures/") and target.endswith(".svg")):
                     continue
                 shown.add(target)

@@ -375,9 +375,6 @@ def review_data(figs: list[FigureChange], pages: list[PageChange], others: list[
     }
 
 
-REVIEW_FILES = ("index.html", "summary.md", "review.json")
-
-
 def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[FigureChange], list[PageChange]]:
     base, head = Build.load(base_dir), Build.load(head_dir)
     figs = figure_changes(base, head)

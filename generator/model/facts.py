@@ -252,10 +252,9 @@ class FigureRef:
 
 T = TypeVar("T")
 # memo(kind, inputs, compute): compute(), or a result kept from an earlier call with the same kind and
-# inputs. The slow parts that depend only on their seeds and sizes (the random-profile Monte Carlo, the
-# random identity pairs) and those that depend only on the distributions (the authored Monte Carlo, the
-# authored and seeded rounds, the error slopes) go through it with exactly those inputs, so the build can
-# keep them across edits to anything else: an edit to the cost model then draws nothing (nor imports numpy).
+# inputs. The slow parts (the Monte Carlo of the authored and random profiles and of the wrong sampler, the
+# random identity pairs) go through it with exactly the inputs they depend on, so the build's cache can
+# keep them across edits to anything else.
 Memo = Callable[[str, tuple, Callable[[], T]], T]
 
 
@@ -286,14 +285,12 @@ class RoundStream:
         return (self[i] for i in range(start, self.length))
 
 
-def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stream_length: int,
-                   stream: RoundStream | None = None) -> tuple[Round, ...]:
+def sampled_rounds(stream: RoundStream, count: int) -> tuple[Round, ...]:
     """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
 
     A reader stepping through "another round" should meet a rejection whose ratio was below 1,
     not only the certain verdicts the authored rounds show.
     """
-    stream = stream or RoundStream(profiles, draft, seed, max(count, stream_length))
     chosen = [stream[i] for i in range(count)]
 
     def drawn_rejection(r: Round) -> bool:
@@ -306,13 +303,10 @@ def sampled_rounds(profiles: Profiles, draft: Draft, count: int, seed: int, stre
     return tuple(chosen)
 
 
-def drawn_rounds(
-    profiles: Profiles, draft: Draft, seed: int, skip: int, stream_length: int, stream: RoundStream | None = None,
-) -> tuple[tuple[Verdict, Round], ...]:
+def drawn_rounds(stream: RoundStream, skip: int) -> tuple[tuple[Verdict, Round], ...]:
     """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
     sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
     the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
-    stream = stream or RoundStream(profiles, draft, seed, max(skip, stream_length))
 
     def drawn(r: Round, verdict: Verdict) -> bool:
         return any(f.verdict == verdict and f.u is not None for f in r.frames)
@@ -348,24 +342,15 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
     mc = config.monte_carlo
     seed = config.seeds.sampled_rounds + index
     stream = RoundStream(profiles, draft, seed, max(mc.sampled_rounds, mc.sampled_stream_rounds))
-    sampled = sampled_rounds(profiles, draft, mc.sampled_rounds, seed, mc.sampled_stream_rounds, stream)
-    return sampled, drawn_rounds(profiles, draft, seed, mc.sampled_rounds, mc.sampled_stream_rounds, stream)
+    return sampled_rounds(stream, mc.sampled_rounds), drawn_rounds(stream, mc.sampled_rounds)
 
 
 def profile_facts(
     profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase, authored: Round,
-    memo: Memo = no_memo,
 ) -> ProfileFacts:
-    """A draft's facts, given its authored round (requirements.authored_rounds). The seeded rounds and the error
-    slope go through `memo` keyed by what they depend on, which the cost model is not."""
+    """A draft's facts, given its authored round (requirements.authored_rounds)."""
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-    mc = config.monte_carlo
-    sampled, drawn = memo(
-        "seeded-rounds",
-        (profiles.target, draft.distributions, config.seeds.sampled_rounds + index, mc.sampled_rounds,
-         mc.sampled_stream_rounds),
-        lambda: seeded_rounds(profiles, draft, config, index),
-    )
+    sampled, drawn = seeded_rounds(profiles, draft, config, index)
     curves = [c.error_curve for c in convergence.checks]
     partials = [Fraction(1)]
     for a in n.accept_rates:
@@ -381,7 +366,7 @@ def profile_facts(
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
-        error_slope=memo("loglog-slope", (curves,), lambda: mean_loglog_slope(curves)),
+        error_slope=mean_loglog_slope(curves),
     )
 
 
@@ -451,8 +436,7 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     return ConvergenceFacts(
         rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
         random_slowest=slowest,
-        random_error_slope=memo("loglog-slope", ([c.error_curve for c in slowest],),
-                                lambda: mean_loglog_slope([c.error_curve for c in slowest])),
+        random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
         tests=tests, family_alpha=family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),
@@ -564,14 +548,14 @@ def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction
 
 def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
     conv = convergence_facts(profiles, config, memo)
-    authored = authored_rounds(profiles, config.seeds.authored_round, memo)
+    authored = authored_rounds(profiles, config.seeds.authored_round)
     drafts = tuple(
-        profile_facts(profiles, d, config, i, case, round_, memo)
+        profile_facts(profiles, d, config, i, case, round_)
         for i, (d, case, round_) in enumerate(zip(profiles.drafts, conv.authored, authored))
     )
     cm, k = profiles.cost_model, profiles.k
     cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)
-    curves = memo("speedup-curves", (config.speedup,), lambda: speedup_curves(config))  # the settings' alone
+    curves = speedup_curves(config)
     roofline = roofline_facts(config)
     notable = notable_frames(drafts)
     replacement = notable.replacement

@@ -8,13 +8,16 @@ never grows with the input. A file that is a symlink leading out of the project 
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
 from json.decoder import JSONObject
 from json.scanner import py_make_scanner
 from pathlib import Path
 from typing import Any
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, ScalarNode
 
 from ..errors import UserError
 
@@ -130,64 +133,55 @@ def _read_text(path: Path, what: str) -> str:
 # --- YAML ---------------------------------------------------------------------------------------
 
 
-@functools.cache
-def _strict_loader() -> type:
-    """The loader class, made at the first YAML this process parses."""
-    import yaml
-    from yaml.events import AliasEvent
-    from yaml.nodes import MappingNode, ScalarNode
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without aliases, duplicate keys or deep nesting; errors carry the key path they sit at."""
 
-    class _StrictLoader(yaml.SafeLoader):
-        """SafeLoader without aliases, duplicate keys or deep nesting; errors carry the key path they sit at."""
+    def __init__(self, stream, source: str, first_line: int):
+        super().__init__(stream)
+        self.source, self.first_line = source, first_line
+        self.path: list[str] = []
 
-        def __init__(self, stream, source: str, first_line: int):
-            super().__init__(stream)
-            self.source, self.first_line = source, first_line
-            self.path: list[str] = []
+    def fail(self, mark, problem: str) -> InputError:
+        where = f"line {mark.line + self.first_line}, column {mark.column + 1}"
+        place = _join(self.path)
+        return InputError(f"{self.source}: {where}{f' ({place})' if place else ''}: {problem}")
 
-        def fail(self, mark, problem: str) -> InputError:
-            where = f"line {mark.line + self.first_line}, column {mark.column + 1}"
-            place = _join(self.path)
-            return InputError(f"{self.source}: {where}{f' ({place})' if place else ''}: {problem}")
+    def compose_node(self, parent, index):
+        if isinstance(index, ScalarNode):
+            self.path.append(str(index.value)[:SHOWN])
+        elif isinstance(index, int):
+            self.path.append(f"[{index}]")
+        else:
+            self.path.append("")
+        try:
+            if self.check_event(AliasEvent):
+                event = self.peek_event()
+                raise self.fail(event.start_mark, f"a YAML alias (*{str(event.anchor)[:SHOWN]}) is not allowed "
+                                                  "here; write the value out in full")
+            if len([p for p in self.path if p]) > MAX_DEPTH:
+                raise self.fail(self.peek_event().start_mark, f"nested more than {MAX_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self.path.pop()
 
-        def compose_node(self, parent, index):
-            if isinstance(index, ScalarNode):
-                self.path.append(str(index.value)[:SHOWN])
-            elif isinstance(index, int):
-                self.path.append(f"[{index}]")
-            else:
-                self.path.append("")
-            try:
-                if self.check_event(AliasEvent):
-                    event = self.peek_event()
-                    raise self.fail(event.start_mark, f"a YAML alias (*{str(event.anchor)[:SHOWN]}) is not allowed "
-                                                      "here; write the value out in full")
-                if len([p for p in self.path if p]) > MAX_DEPTH:
-                    raise self.fail(self.peek_event().start_mark, f"nested more than {MAX_DEPTH} levels deep")
-                return super().compose_node(parent, index)
-            finally:
-                self.path.pop()
-
-        def construct_mapping(self, node, deep=False):
-            if isinstance(node, MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, _ in node.value:
-                    if isinstance(key_node, ScalarNode):
-                        key = self.construct_object(key_node, deep=deep)
-                        try:
-                            first = seen.get(key)
-                        except TypeError:
-                            continue
-                        if first is not None:
-                            mark = key_node.start_mark
-                            raise InputError(
-                                f"{self.source}: line {mark.line + self.first_line}, column {mark.column + 1}: "
-                                f"duplicate key {shown(key)} (first on line {first})"
-                            )
-                        seen[key] = key_node.start_mark.line + self.first_line
-            return super().construct_mapping(node, deep=deep)
-
-    return _StrictLoader
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if isinstance(key_node, ScalarNode):
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:
+                        continue
+                    if first is not None:
+                        mark = key_node.start_mark
+                        raise InputError(
+                            f"{self.source}: line {mark.line + self.first_line}, column {mark.column + 1}: "
+                            f"duplicate key {shown(key)} (first on line {first})"
+                        )
+                    seen[key] = key_node.start_mark.line + self.first_line
+        return super().construct_mapping(node, deep=deep)
 
 
 def _join(path: list[str]) -> str:
@@ -208,9 +202,7 @@ def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError
 
 
 def _load_yaml(text: str, source: str, first_line: int) -> Any:
-    import yaml
-
-    loader = _strict_loader()(text, source, first_line)
+    loader = _StrictLoader(text, source, first_line)
     try:
         return loader.get_single_data()
     except yaml.YAMLError as exc:

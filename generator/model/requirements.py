@@ -38,25 +38,15 @@ def authored_facts(frames_by_draft) -> dict[str, tuple]:
     return found
 
 
-def authored_rounds(profiles: Profiles, seed: int, memo: Callable | None = None) -> tuple[Round, ...]:
-    """Each draft's authored round: its own proposals, and the draws from a Generator seeded with `seed`.
-
-    `memo(kind, inputs, compute)` (facts.Memo), when given, keeps each round under exactly what it depends
-    on: the target, the draft's rows, its proposals and the seed. Not the cost model, so a build after an
-    edit to the draft step reuses them (and imports no numpy to seed a Generator)."""
-    def run(draft) -> Round:
-        return run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
-
-    if memo is None:
-        return tuple(run(d) for d in profiles.drafts)
-    return tuple(memo("authored-round", (profiles.target, d.distributions, d.proposals, seed), lambda d=d: run(d))
+def authored_rounds(profiles: Profiles, seed: int) -> tuple[Round, ...]:
+    """Each draft's authored round: its own proposals, and the draws from a Generator seeded with `seed`."""
+    return tuple(run_round(profiles.target, d.distributions, np.random.default_rng(seed), d.proposals)
                  for d in profiles.drafts)
 
 
-def check_profiles(profiles: Profiles, authored_seed: int, memo: Callable | None = None) -> None:
-    """Refuse profiles whose authored rounds do not show what the pages walk through; `memo` as for
-    authored_rounds (the build keeps the rounds there, and the facts take the same ones)."""
-    rounds = authored_rounds(profiles, authored_seed, memo)
+def check_profiles(profiles: Profiles, authored_seed: int) -> None:
+    """Refuse profiles whose authored rounds do not show what the pages walk through."""
+    rounds = authored_rounds(profiles, authored_seed)
     found = authored_facts((d.id, r.frames) for d, r in zip(profiles.drafts, rounds))
     missing = [name for name in AUTHORED_FACTS if name not in found]
     if missing:

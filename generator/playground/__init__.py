@@ -15,11 +15,11 @@ from types import MappingProxyType
 import numpy as np
 
 from ..model.analysis import best_draft_length, leviathan_speedup
+from ..model.engine import draw
 from ..model.montecarlo import row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import (
     apply_temperature,
-    draw,
     expected_tvd,
     greedy_loop_start,
     greedy_run,

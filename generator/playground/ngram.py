@@ -67,30 +67,6 @@ def encode(text: str, vocab: str) -> np.ndarray:
     return table[points]
 
 
-def gram_counts(codes: np.ndarray, order: int, base: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """For each length g = 1 .. order, np.unique(_gram_keys(codes, g, base), return_counts=True), sooner.
-
-    Each window of g characters is numbered among the distinct windows of g - 1 characters it
-    extends: its number times base plus its last character, a histogram index below (distinct
-    windows of g - 1) * base, which stays small where base ** g would not. The distinct windows
-    come out in the order of their keys (a longer window's key is its prefix's key times base plus
-    its last character), so a histogram gives the sorted keys and their counts with no sort.
-    """
-    grams: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    ids, keys, width = np.zeros(len(codes), np.int64), np.zeros(1, np.int64), 1  # the one window of no character
-    for g in range(1, order + 1):
-        windows = ids[:len(codes) - g + 1] * base + codes[g - 1:]  # in [0, width * base)
-        counts = np.bincount(windows, minlength=width * base)
-        found = np.flatnonzero(counts > 0)  # sooner than on the counts themselves
-        keys = keys[found // base] * base + found % base
-        grams[g] = (keys, counts[found])
-        if g < order:
-            rank = np.zeros(width * base, dtype=np.int64)
-            rank[found] = np.arange(len(found))
-            ids, width = rank[windows], len(found)
-    return grams
-
-
 def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
     """Integer key of every window of `length` characters (all known), in text order."""
     n = len(codes) - length + 1
@@ -131,7 +107,7 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         codes = encode(text, vocab)
         if (codes < 0).any():
             raise ValueError("the text holds characters outside the vocabulary")
-        grams.update(gram_counts(codes, order, base))
+        grams.update({g: np.unique(_gram_keys(codes, g, base), return_counts=True) for g in range(1, order + 1)})
     points = np.frombuffer(vocab.encode("utf-32-le"), dtype=np.uint32)  # each index's character, as UTF-32
     levels = []
     for length in range(order):
@@ -141,7 +117,7 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         if length == order - 1:
             pairs, counts = raw_pairs, raw_counts
         else:  # distinct (v, h, w) -> h w, counted: how many characters were seen before h w
-            pairs, counts = _counted(grams[length + 2][0] % base ** (length + 1), base ** (length + 1))
+            pairs, counts = np.unique(grams[length + 2][0] % base ** (length + 1), return_counts=True)
         level_discounts = discounts(counts)
         ctx = pairs // base
         # every pair's context is one of ctx_keys (h w occurs in the text, so h is followed there)
@@ -159,22 +135,6 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
             "discounts": level_discounts,
         })
     return {"order": order, "min_count": min_count, "levels": levels}
-
-
-HISTOGRAM_BINS = 1 << 20
-
-
-def _counted(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_counts=True) for keys in [0, bound), the same arrays sooner: a histogram when
-    the keys can take few values, else a sort of 32-bit keys when they fit (half the bytes to move)."""
-    if bound <= max(HISTOGRAM_BINS, len(keys)):
-        counts = np.bincount(keys, minlength=bound)
-        found = np.flatnonzero(counts)
-        return found.astype(np.int64), counts[found].astype(np.int64)
-    if bound <= 1 << 32:
-        found, counts = np.unique(keys.astype(np.uint32), return_counts=True)
-        return found.astype(np.int64), counts.astype(np.int64)
-    return np.unique(keys, return_counts=True)
 
 
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,70 +158,20 @@ def count_digest(export: dict) -> str:
     """FNV-1a (32-bit) over the export's counts in a canonical text form; playground-core.js computes the same."""
     parts = [str(export["order"]), str(export["min_count"])]
     for level in export["levels"]:
-        parts += [level["contexts"], _commas(level["followers"]), level["next"], _commas(level["counts"])]
+        parts += [level["contexts"], ",".join(map(str, level["followers"])), level["next"],
+                  ",".join(map(str, level["counts"]))]
     return f"{fnv1a_32('|'.join(parts).encode('utf-8')):08x}"
-
-
-def _commas(numbers: list[int]) -> str:
-    """",".join(map(str, numbers)) for integers, by the JSON encoder's loop (twice as quick; it writes an int
-    as str does), and by str where the encoder refuses an element (a numpy integer)."""
-    try:
-        return json.dumps(numbers, separators=(",", ":"))[1:-1]
-    except TypeError:
-        return ",".join(map(str, numbers))
 
 
 FNV_OFFSET, FNV_PRIME = 0x811C9DC5, 0x01000193
 
 
-@functools.cache
-def _fnv_step() -> list:
-    """[k][v]: bit k of v XOR bit k of (v mod 2^k) * FNV_PRIME, for bytes v (see fnv1a_32)."""
-    return [np.array([((v >> k) ^ (((v & ((1 << k) - 1)) * FNV_PRIME) >> k)) & 1 for v in range(256)], np.uint8)
-            for k in range(8)]
-
-
 def fnv1a_32(data: bytes) -> int:
-    """FNV-1a, 32 bits: h = offset, then h = (h XOR byte) * prime mod 2^32 for each byte; the same number as
-    that loop gives, from a few passes of numpy over the bytes instead of a Python step per byte.
-
-    XOR with a byte changes only the low 8 bits of h: h XOR b = h + d with d = (l XOR b) - l, l = h mod 256.
-    So after n bytes h = offset * prime^n + sum_i d_i * prime^(n - i) mod 2^32, a few vectorised dot products once the
-    low bytes l_i are known. They follow l_(i+1) = (l_i XOR b_i) * prime mod 256, and as the prime is odd,
-    bit k of that product is bit k of l_i XOR b_i flipped by a function of their lower bits alone
-    (_fnv_step): given the bits below it, bit k of every l_i is a running XOR. Eight passes give all eight.
-    """
-    b = np.frombuffer(data, dtype=np.uint8)
-    n = len(b)
-    if not n:
-        return FNV_OFFSET
-    low = np.zeros(n, dtype=np.uint8)  # l_i, filled in bit by bit
-    bits, v, step = (np.empty(n, dtype=np.uint8) for _ in range(3))
-    for k in range(8):
-        np.bitwise_xor(low, b, out=v)
-        np.take(_fnv_step()[k], v, out=step)  # bit k of l_(i+1) is bit k of l_i XOR step_i
-        bits[0] = (FNV_OFFSET >> k) & 1
-        np.bitwise_xor.accumulate(step[:-1], out=bits[1:])
-        if bits[0]:
-            np.bitwise_xor(bits[1:], 1, out=bits[1:])
-        np.left_shift(bits, k, out=bits)
-        np.bitwise_or(low, bits, out=low)
-    np.bitwise_xor(low, b, out=v)  # d_i = v_i - l_i
-    powers = _fnv_powers()
-    block = len(powers)
-    total, scale = 0, 1  # scale: prime^(bytes after the block), mod 2^32
-    for end in range(n, 0, -block):  # block by block from the end, in 64-bit integers that wrap (2^32 divides 2^64)
-        start = max(end - block, 0)
-        tail = powers[block - (end - start):]
-        total += scale * (int(np.dot(v[start:end].astype(np.uint64), tail)) - int(np.dot(low[start:end].astype(np.uint64), tail)))
-        scale = scale * pow(FNV_PRIME, block, 1 << 32) & 0xFFFFFFFF
-    return (FNV_OFFSET * pow(FNV_PRIME, n, 1 << 32) + total) & 0xFFFFFFFF
-
-
-@functools.cache
-def _fnv_powers(block: int = 1 << 15) -> np.ndarray:
-    """prime^block .. prime^1 mod 2^64, for fnv1a_32's sums."""
-    return np.cumprod(np.full(block, FNV_PRIME, dtype=np.uint64))[::-1].copy()
+    """FNV-1a, 32 bits: h = offset, then h = (h XOR byte) * prime mod 2^32 for each byte."""
+    h = FNV_OFFSET
+    for byte in data:
+        h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFF
+    return h
 
 
 class Model:
@@ -282,8 +192,6 @@ class Model:
         size = self.base
         self._keys: list[np.ndarray] = []  # per context length, the kept contexts' keys, sorted
         self._contexts: list[tuple[str, np.ndarray]] = []  # and the export's contexts with where each went
-        self._dense: dict[int, np.ndarray] = {}  # per short context length, key -> its place (or -1): see _places
-        self._by_prefix: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # and per longer one: _places_by_prefix
         counts = [len(level["followers"]) for level in export["levels"]]
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # where each level's rows start
         self._table = np.zeros((int(self._offsets[-1]), size))  # every kept context's row, level by level
@@ -403,44 +311,13 @@ class Model:
             todo[hit] = False
         return found
 
-    DENSE = 1 << 20  # context lengths with at most this many possible keys look theirs up in an array
-
     def _places(self, length: int, keys: np.ndarray) -> np.ndarray:
         """Where each key stands among the kept contexts of that length, -1 where it is not kept."""
         table = self._keys[length]
-        if self.base ** length <= self.DENSE:
-            dense = self._dense.get(length)
-            if dense is None:
-                dense = self._dense[length] = np.full(self.base ** length, -1, dtype=np.intp)
-                dense[table] = np.arange(len(table))
-            return dense[keys]
-        if self.base ** (length - 1) <= self.DENSE:
-            return self._places_by_prefix(length, keys)
         if not len(table):
             return np.full(len(keys), -1, dtype=np.intp)
         place = np.minimum(np.searchsorted(table, keys), len(table) - 1)
         return np.where(table[place] == keys, place, -1)
-
-    def _places_by_prefix(self, length: int, keys: np.ndarray) -> np.ndarray:
-        """_places for a length too long for one array: the contexts sharing their first length - 1 characters
-        are neighbours in the sorted keys, so an array over those prefixes gives the prefix's rank, and an
-        array over (rank, last character) the place."""
-        tables = self._by_prefix.get(length)
-        if tables is None:
-            table = self._keys[length]
-            prefixes, first = _runs(table // self.base)
-            by_prefix = np.full(self.base ** (length - 1), -1, dtype=np.intp)
-            by_prefix[prefixes] = np.arange(len(prefixes))
-            rank = np.repeat(np.arange(len(prefixes)), np.diff(np.append(first, len(table))))
-            by_last = np.full(len(prefixes) * self.base, -1, dtype=np.intp)
-            by_last[rank * self.base + table % self.base] = np.arange(len(table))
-            tables = self._by_prefix[length] = (by_prefix, by_last)
-        by_prefix, by_last = tables
-        rank = by_prefix[keys // self.base]
-        place = np.full(len(keys), -1, dtype=np.intp)
-        ok = np.flatnonzero(rank >= 0)
-        place[ok] = by_last[rank[ok] * self.base + keys[ok] % self.base]
-        return place
 
     def bits_per_char(self, text: str) -> float:
         """Cross-entropy on text, each character predicted from the text before it (unknown characters skipped)."""

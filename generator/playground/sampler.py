@@ -20,11 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.engine import ACCEPTED, DROPPED, REJECTED, Verdict, draw, run_round
+from ..model.engine import DROPPED, REJECTED, Verdict, draw, run_round
 from .ngram import Model
-
-__all__ = ["ACCEPTED", "REJECTED", "DROPPED", "speculative_round", "target_alone", "temper_rows", "draw", "greedy_loop_start",
-           "greedy_run", "expected_tvd"]
 
 
 def apply_temperature(row: Sequence[float], temperature: float) -> list[float]:

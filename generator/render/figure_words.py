@@ -54,10 +54,6 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
-def tokens_word(n: Number) -> str:
-    return f"{count(n) if isinstance(n, int) else n} token" + ("" if n == 1 else "s")
-
-
 def and_(items: Sequence[str]) -> str:
     items = list(items)
     if len(items) <= 1:

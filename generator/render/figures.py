@@ -38,8 +38,6 @@ from .chart import (
     DRAFT_BAR,
     FONT,
     MARKERS,
-    MIN_FONT,
-    PHONE_COLUMN,
     PROPOSED_BAR,
     SOURCE,
     TARGET_BAR,
@@ -48,7 +46,6 @@ from .chart import (
     bar_style,
     canvas,
     decades,
-    drawn_texts,
     figure,
     finish,
     grid,
@@ -57,18 +54,13 @@ from .chart import (
     log_ticks,
     panel_columns,
     probability_ticks,
-    render_svg,
     short_count,
-    style,
     text_width,
     token_axes,
     wrap,
 )
 from .figure_words import count, decimal, exact
 from .palette import ACCEPTED, CARD, DRAFT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
-
-__all__ = ["MIN_FONT", "PHONE_COLUMN", "WIDTH", "Figure", "FigureError", "canvas", "draw", "drawn_texts", "finish",
-           "render_svg", "style"]
 
 Number = float | int | Fraction
 

@@ -11,9 +11,11 @@ This module imports nothing heavy: `check` uses it without Markdown or Jinja.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from html.parser import HTMLParser
 from types import MappingProxyType
+from urllib.parse import unquote
 
 from ..errors import UserError
 from ..model.readers import shown
@@ -51,6 +53,19 @@ def link_problem(value: str) -> str | None:
     if scheme == "control":
         return "a link with a control character in its address is not allowed in a page"
     return f"a link to {scheme}: is not allowed in a page (only relative, http:, https: and mailto: links)"
+
+
+def link_target(page: str, path: str, files) -> str | None:
+    """The file of the site (`files`) a relative path names from `page`, a folder meaning its index.html;
+    None when the path climbs out of the site."""
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(path)))
+    if joined == ".." or joined.startswith("../"):
+        return None
+    if joined == ".":
+        return "index.html"
+    if joined not in files and f"{joined}/index.html" in files:
+        return f"{joined}/index.html"
+    return joined
 
 
 def leaves_site(value: str) -> bool:

@@ -23,15 +23,11 @@ from ..errors import UserError
 from ..model.engine import Verdict
 from ..model.readers import load_yaml, outside_project, read_text, shown
 from .decimals import fixed, pct, points, sci, times  # the one rounding rule, shared with the pages' JavaScript
-from .markdown import Heading, markdown_renderer, placeholder, render_markdown
-from .markup import MarkupProblem, RawHtmlError
+from .markdown import Heading, placeholder, render_markdown
+from .markup import MarkupProblem
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-
-__all__ = ["FILTERS", "Heading", "MarkupProblem", "Page", "PageError", "RawHtmlError", "environment", "load_page",
-           "load_pages", "markdown_renderer", "page_template", "render_layout", "render_markdown", "render_page",
-           "template_error"]
 
 MAX_PAGE_BYTES = 2_000_000  # a page's file, and its text after Jinja: larger ones are refused
 _FRONT_MATTER = re.compile(r"\A---[ \t\r]*\n(.*?)\n---[ \t\r]*\n", re.S)

@@ -116,7 +116,8 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
 def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: dict[str, bytes]) -> int:
     """Every page, the 404 page, the assets and the sitemap, added to `files`; then the strict link check
     over the whole site. Returns how many pages there are."""
-    from ..render.pages import environment, load_pages, markdown_renderer, render_layout, render_page
+    from ..render.markdown import markdown_renderer
+    from ..render.pages import environment, load_pages, render_layout, render_page
     from .publish import sitemap, strict_check
 
     site_src = root / "site_src"

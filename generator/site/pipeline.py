@@ -100,9 +100,9 @@ def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
 
 
 def build_info_of(root: Path, config: SiteConfig):
-    from .publish import build_info, build_stamp, site_url
+    from .publish import build_info, site_url
 
-    return build_info(site_url(config.site_url, config.source), build_stamp(root))
+    return build_info(site_url(config.site_url, config.source), root)
 
 
 # --- facts -------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ is read with plain `git` commands.
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from xml.sax.saxutils import escape
 
 from markupsafe import Markup
 
@@ -123,28 +126,17 @@ NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alon
                  "unless SOURCE_DATE_EPOCH is set)"
 
 
-def build_stamp(root: Path, warn=None) -> tuple[str, str, int | None, bool]:
-    """What a build's output depends on beyond its files: the address override, the commit, the date and
-    whether the tree differs from the commit. Part of the site's cache key, so a build with another address
-    or commit is never served from cache. Without git, `warn` (default: print to stderr) gets one line."""
+def build_info(url: str, root: Path) -> BuildInfo:
+    """The footer's facts: the address, the commit, the date (SOURCE_DATE_EPOCH, else the commit's) and
+    whether the tree differs from the commit. Without git, one warning line on stderr."""
     commit = read_commit(root)
     if not commit.git:
-        (warn or (lambda line: print(line, file=sys.stderr, flush=True)))(NO_GIT_WARNING)
+        print(NO_GIT_WARNING, file=sys.stderr, flush=True)
     epoch = source_date_epoch()
-    return (os.environ.get(SITE_URL_ENV, "").strip(), commit.hash, epoch if epoch is not None else commit.time,
-            commit.modified)
-
-
-def build_info(url: str, stamp: tuple) -> BuildInfo:
-    """The footer's facts from build_stamp's (address, commit, date, modified)."""
-    _, commit, epoch, modified = (*stamp, False)[:4]
+    if epoch is None:
+        epoch = commit.time
     date = time.strftime("%Y-%m-%d", time.gmtime(epoch)) if epoch is not None else ""
-    return BuildInfo(url, date, commit, modified=bool(commit and modified))
-
-
-def _xml_text(text: str) -> str:
-    """xml.sax.saxutils.escape without importing it (it brings urllib.request, http and ssl along)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return BuildInfo(url, date, commit.hash, modified=bool(commit.hash and commit.modified))
 
 
 def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
@@ -152,7 +144,7 @@ def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
     lastmod = f"<lastmod>{info.date}</lastmod>" if info.date else ""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    lines += [f"  <url><loc>{_xml_text(info.address(url))}</loc>{lastmod}</url>" for url in urls]
+    lines += [f"  <url><loc>{escape(info.address(url))}</loc>{lastmod}</url>" for url in urls]
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -163,9 +155,6 @@ def numbers_csv(numbers: list[dict]) -> bytes:
     header = ["profile", "expected_tokens", "speedup", "frame_count"]
     header += [f"accept_rate_position_{i}" for i in range(1, k + 1)]
     header += [f"p_round_length_{n}" for n in range(1, k + 2)]
-    import csv  # only when the numbers change: a page edit reuses the file
-    import io
-
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -223,10 +212,9 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
     they are written, with a scan cheap enough for every build; `check` also covers what a build
     cannot get wrong by itself (HTML structure, other origins, alt text)."""
-    import posixpath
     from urllib.parse import unquote, urlsplit
 
-    from ..render.markup import clean_url, link_problem, url_scheme
+    from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
     read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
     ids = {rel: found[0] for rel, found in read.items()}
@@ -245,13 +233,10 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
             parts = urlsplit(url)
             target = rel
             if parts.path:
-                joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
-                if joined == ".." or joined.startswith("../"):
+                target = link_target(rel, parts.path, files)
+                if target is None:
                     out.append((rel, url, "points outside the site"))
                     continue
-                target = "index.html" if joined == "." else joined
-                if target not in files and f"{target}/index.html" in files:
-                    target = f"{target}/index.html"
                 if target not in files:
                     out.append((rel, url, f"no such file {target}"))
                     continue

@@ -1,5 +1,5 @@
 """The Markdown post-processing in generator/render/markdown.py that the accessibility and security gates rely on."""
-from generator.render.pages import markdown_renderer, render_markdown
+from generator.render.markdown import markdown_renderer, render_markdown
 
 PAGE = """\
 Intro with [an outside source](https://example.org/paper) and [a page here](cost.html).
