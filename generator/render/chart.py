@@ -19,7 +19,7 @@ from matplotlib.patches import FancyBboxPatch
 from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-from .palette import CARD, CARD_EDGE, DRAFT, FAINT, INK, PALETTE, TARGET
+from .palette import CARD, CARD_EDGE, DRAFT, FAINT, INK, PALETTE, RESIDUAL, TARGET
 
 WIDTH = 4.6  # inches = 331.2 SVG units, drawn for a phone's column
 FONT = 11.0  # SVG units (points): the smallest size any text is set in
@@ -30,7 +30,7 @@ PHONE_COLUMN = 358  # CSS px a figure is shown at in a 390 px wide phone (style.
 # wider (Bitstream Vera Sans is its parent, with the same widths; Liberation Sans, Arimo, Arial and Helvetica are
 # narrower), so a reader's device without DejaVu sets every label in the room it was measured for.
 FONTS = ("DejaVu Sans", "Bitstream Vera Sans", "Liberation Sans", "Arimo", "Arial", "Helvetica")
-HATCHES = ("", "///", "\\\\\\", "xx", "---", "|||", "++")
+SERIES_HATCHES = ("", "xx", "---", "|||", "++")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SOURCE = __name__.rpartition(".")[0].replace(".", "/") + "/figures.py"  # named in a refused figure's error
 
@@ -165,9 +165,14 @@ def heading(fig: Canvas, title: str, handles: Sequence = (), labels: Sequence[st
         box.remove()
 
 
+SERIES_COLOURS = tuple(c for c in PALETTE if c not in (TARGET, DRAFT, RESIDUAL))
+
+
 def bar_style(i: int) -> dict:
-    """The i-th series' bars: its colour, and its hatch (outlined in ink) from the second series on."""
-    colour, hatch = PALETTE[i % len(PALETTE)], HATCHES[i % len(HATCHES)]
+    """The i-th series' bars: its colour, and its hatch (outlined in ink) from the second series on. Series
+    (drafts, in the acceptance and round-length charts) take neither the target's nor the draft's colour, and
+    no diagonal hatch: those mean p, q and the proposal in every figure."""
+    colour, hatch = SERIES_COLOURS[i % len(SERIES_COLOURS)], SERIES_HATCHES[i % len(SERIES_HATCHES)]
     return {"facecolor": colour, "edgecolor": INK if hatch else colour, "hatch": hatch or None, "linewidth": 0.5}
 
 
