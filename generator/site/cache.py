@@ -2,7 +2,7 @@
 measurement, and each figure.
 
 What the cache trusts: nothing. An entry is a JSON file that holds its schema version, its kind, its key and
-its value; loading one parses JSON (no pickle, nothing that can run code) and rebuilds the value only as the
+its value; loading one parses JSON (no format that can run code on load) and rebuilds the value only as the
 shape the caller asks for (numbers, strings, fractions, tuples, dicts and our own dataclasses). A missing,
 truncated, foreign, wrong-shaped or unreadable entry is a miss: the result is computed again. A key is a hash
 of the inputs' values, of every source file of the `generator/` package and of the library versions the
