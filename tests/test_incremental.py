@@ -79,8 +79,9 @@ def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(ed
 
 
 def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(built, warm, tmp_path):
-    """Fresh processes, so sys.modules tells what a build imported. Negative control: a draft probability edit
-    draws figures, with the drawing code (render/figures.py, and matplotlib where it draws with it)."""
+    """Fresh processes, so sys.modules tells what a build imported. Negative control: a draft step edit
+    draws one figure (the timeline), in the build's own process, with the drawing code (render/figures.py,
+    and matplotlib where it draws with it); two or more figures are drawn in worker processes."""
     root = copy_project(tmp_path / "p")
     page = middle_page(root)
     page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
@@ -90,10 +91,9 @@ def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(bui
         return fresh_build(root, tmp_path / "out", warm, ("drawn", "pages"), drawing)
     (drawn, pages), loaded = build()
     assert drawn == 0 and pages > 1 and loaded == []
-    replace_once(root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]',
-                 '["2/8", "1/8", "0",   "1/8", "3/8", "1/8"]')
+    EDITS["the draft step"](root)
     (drawn, _), loaded = build()
-    assert drawn > 0 and "generator.render.figures" in loaded
+    assert drawn == 1 and "generator.render.figures" in loaded
 
 
 def figure_inputs(folder: Path) -> dict[str, str]:

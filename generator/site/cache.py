@@ -169,8 +169,7 @@ class Cache:
 
         A computed value goes through JSON and back before it is returned, so a build that computes it and
         one that loads it see equal values of equal types."""
-        key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
-        path = self.directory / kind / f"{key}.json" if self.directory is not None else None
+        key, path = self._where(kind, key_parts)
         found = self._load(path, kind, key, shape) if path is not None else None
         if found is not None:
             self.reused[kind] += 1
@@ -181,6 +180,15 @@ class Cache:
             entry = {"schema": SCHEMA, "kind": kind, "key": key, "value": plain}
             self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         return decode(plain, shape)
+
+    def has(self, kind: str, key_parts: Any, shape: Any) -> bool:
+        """Whether get_or_compute with these arguments would find its value rather than compute it."""
+        key, path = self._where(kind, key_parts)
+        return path is not None and self._load(path, kind, key, shape) is not None
+
+    def _where(self, kind: str, key_parts: Any) -> tuple[str, Path | None]:
+        key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
+        return key, self.directory / kind / f"{key}.json" if self.directory is not None else None
 
     def _load(self, path: Path, kind: str, key: str, shape: Any) -> tuple[Any] | None:
         """(value,) or None for a miss, whatever is wrong with the file."""
