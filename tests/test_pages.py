@@ -28,7 +28,7 @@ TEMPLATES = ROOT / "site_src" / "templates"
 READING_ORDER = [
     "index", "wasted-pass", "positions", "draft-and-verify", "lossless", "speedup", "playground", "limits",
 ]
-APPENDIX = ["guarantees", "tokens-per-round", "cost"]
+APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference"]
 
 # --- the hand-typed number checker ---------------------------------------------------------------
 
@@ -342,14 +342,17 @@ def test_a_draft_length_that_prints_the_best_speedup_is_named_as_a_tie(site):
         assert f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
 
 
-def test_the_toy_datas_tables_are_reference_and_its_pictures_come_first(site):
-    """Issue 26.3: the per-position tables sit in a closed <details>, after the profile pictures."""
+def test_the_toy_datas_tables_are_in_the_appendix_linked_after_its_pictures(site):
+    """Issue 26.3 and 27.4: the per-position tables are reference, on their own appendix page, so the toy data
+    page shows its pictures and stays small enough for a phone; it links to the tables once, after the pictures."""
     raw = (site / "positions.html").read_text(encoding="utf-8")
-    body = raw[raw.index("<main"):]
-    details = re.search(r"<details class=\"reference\">(.*?)</details>", body, flags=re.S)
-    assert details and "positions-table" in details.group(1)
-    assert body.count("positions-table") == details.group(1).count("positions-table")
-    assert body.index("figures/profile-") < details.start()
+    body = raw[raw.index("<main"):raw.index("</main>")]
+    assert "positions-table" not in body
+    link = body.index('href="positions-reference.html"')
+    assert body.index("figures/profile-") < link
+    reference = (site / "positions-reference.html").read_text(encoding="utf-8")
+    assert reference.count('<table class="positions-table"') > 10
+    assert 'href="positions.html"' in reference[reference.index("<main"):]
 
 
 def test_the_guarantees_page_reports_every_convergence_case(site):
@@ -370,7 +373,7 @@ def test_no_template_syntax_or_raw_math_leaks_into_the_output(site):
         text = page_text(site, slug).replace(re.sub(r"\s+", " ", htmllib.unescape(_TAG.sub(" ", code))).strip(), " ")
         assert "{{" not in text and "{%" not in text, slug
         assert "$" not in text, slug
-        assert "<math" in (site / f"{slug}.html").read_text(encoding="utf-8") or slug in ("limits", "playground"), slug
+        assert "<math" in (site / f"{slug}.html").read_text(encoding="utf-8") or slug in ("limits", "playground", "positions-reference"), slug
 
 
 def test_every_internal_link_and_anchor_resolves(site):

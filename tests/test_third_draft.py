@@ -20,7 +20,8 @@ THIRD = {
     ],
     "proposals": ["the", "cat", "sat", "on", "a"],
 }
-PER_DRAFT_PAGES = ("index", "positions", "draft-and-verify", "speedup", "tokens-per-round", "cost", "guarantees")
+PER_DRAFT_PAGES = ("index", "positions", "positions-reference", "draft-and-verify", "speedup", "tokens-per-round", "cost",
+                   "guarantees")
 
 
 @pytest.fixture(scope="module")

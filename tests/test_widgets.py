@@ -262,6 +262,11 @@ def test_the_positions_tables_hold_every_token_at_every_position(widgets, ctx):
                 else:
                     assert cells[1:4] == [frac(v.draft[i]), frac(v.overlap[i]), frac(v.excess[i])]
                     assert ("proposed" in row.text()) == (token == v.proposal)
+                    assert ("proposal" in row.attrs.get("class", "")) == (token == v.proposal)
+            if not v.is_bonus:  # the Sum row: the label spans the token, p and q columns, then one sum per column
+                total = table.find("tfoot").find("tr")
+                assert total.find("th").attrs.get("colspan") == "3"
+                assert [ws(c.text()) for c in total.find_all("td")][:2] == [frac(v.accept_rate), frac(v.excess_mass)]
 
 
 def test_the_round_card_shows_the_end_of_the_authored_round_with_a_legend(widgets, ctx):

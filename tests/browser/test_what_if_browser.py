@@ -54,6 +54,12 @@ def open_editor(page, fragment: str = ""):
     return page
 
 
+def open_reference(page, fragment: str = ""):
+    """The appendix page with the per-position tables (the positions widget, tabbed by draft)."""
+    page.goto(f"{page.origin}/positions-reference.html{fragment}")
+    return page
+
+
 def wait_until(page, predicate: str, timeout_s: float = 20.0) -> None:
     """Poll a predicate through evaluate: the page's CSP forbids the eval that wait_for_function needs.
     Generous, because a machine running other test processes beside this one can be slow to repaint."""
@@ -396,7 +402,9 @@ def test_without_javascript_the_page_shows_its_tables_and_one_note(browser, orig
     pg.goto(f"{origin}/positions.html")
     assert pg.locator(".what-if-nojs").is_visible()
     assert not pg.locator("[data-what-if-app]").is_visible()
-    assert pg.locator("table.positions-table").count() > 10
+    pg.goto(f"{origin}/positions-reference.html")
+    tables = pg.locator("table.positions-table")
+    assert tables.count() > 10 and all(tables.nth(i).is_visible() for i in range(tables.count()))
     context.close()
 
 
@@ -537,7 +545,6 @@ MALFORMED = {
 def test_a_malformed_address_throws_nothing_keeps_a_tab_selected_and_the_what_if_says_why(page, tmp_path, name):
     fragment, sentence = MALFORMED[name]
     open_editor(page, fragment)  # the page fixture fails the test on any uncaught error or console error
-    assert_one_tab_selected(page)
     assert error_text(page) == (sentence or "")
     if sentence:  # in view as the page opens
         assert page.evaluate("""() => { const r = document.querySelector('#what-if [data-wi="error"]').getBoundingClientRect();
@@ -547,14 +554,20 @@ def test_a_malformed_address_throws_nothing_keeps_a_tab_selected_and_the_what_if
     open_editor(page)
     page.evaluate(f"location.hash = {json.dumps(fragment)}")
     page.wait_for_timeout(100)
-    assert_one_tab_selected(page)
     if sentence:
         wait_until(page, "() => !document.querySelector('[data-wi=\"error\"]').hidden")
     assert error_text(page) == (sentence or "")
+    # the tables' page keeps one draft's tab selected, opened with the address or given it later
+    open_reference(page, fragment)
+    assert_one_tab_selected(page)
+    open_reference(page)
+    page.evaluate(f"location.hash = {json.dumps(fragment)}")
+    page.wait_for_timeout(100)
+    assert_one_tab_selected(page)
 
 
 def test_a_tab_named_in_the_address_is_still_selected(page):
-    page.goto(f"{page.origin}/positions.html#positions-divergent")
+    open_reference(page, "#positions-divergent")
     assert_one_tab_selected(page)
     assert page.get_attribute("#positions-divergent-tab", "aria-selected") == "true"
 
@@ -600,17 +613,19 @@ def test_the_calculator_starts_where_use_the_editors_numbers_puts_it(page):
 
 
 def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page):
-    """The static tables print min(p, q) and the residual as fractions; the editor, asked for exact fractions,
-    prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
+    """The static tables (on the appendix page) print min(p, q) and the residual as fractions; the editor, asked
+    for exact fractions, prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
+    open_reference(page)
+    static = {(profile, position): page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
+                .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))
+                .map(cells => [cells[2], cells[4]])""") for profile in ("aligned", "divergent") for position in range(1, 6)}
+    assert all(len(rows) == 6 for rows in static.values())
     open_editor(page)
     page.check('#what-if [data-wi="exact"]')
     for profile in ("aligned", "divergent"):
         page.select_option("#wi-profile", profile)
         for position in range(1, 6):
             page.click(f'#what-if [data-position="{position - 1}"]')
-            static = page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
-                .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))
-                .map(cells => [cells[2], cells[4]])""")
             editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
                 .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
-            assert editor == static, (profile, position)
+            assert editor == static[profile, position], (profile, position)
