@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,8 +64,11 @@ def raw_profiles():
 
 
 @pytest.fixture
-def project(tmp_path):
-    """A copy of the project's inputs in a temporary folder, so a test can edit them freely."""
+def project(tmp_path, own_cache_folder):
+    """A copy of the project's inputs in a temporary folder, so a test can edit them freely, and in the test's own
+    cache folder a copy of what the session's build of the real site computed (its figures, Monte Carlo and
+    playground), so a build of the copy computes only what the test changed. A test of a cold cache empties it."""
+    shutil.copytree(built_site().parent / "cache", own_cache_folder, dirs_exist_ok=True)
     return copy_project(tmp_path)
 
 

@@ -155,6 +155,8 @@ def test_a_linked_output_folder_has_its_target_replaced_and_the_link_kept(projec
 def test_a_linked_output_folder_whose_target_cannot_be_made_is_refused_before_building(project, tmp_path_factory,
                                                                                        own_cache_folder):
     (project / "build").symlink_to(tmp_path_factory.mktemp("deploy") / "missing" / "site")
+    shutil.rmtree(own_cache_folder)  # start cold, so that an empty cache afterwards shows nothing was computed
+    own_cache_folder.mkdir()
     done = cli_build(project)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
