@@ -164,11 +164,11 @@ class _ProjectLoader(jinja2.FileSystemLoader):
     """Templates from their folder, but none that is a symlink leading out of the project."""
 
     def get_source(self, environment, template):
-        source, filename, uptodate = super().get_source(environment, template)
+        source, filename, is_current = super().get_source(environment, template)
         problem = outside_project(Path(filename))
         if problem:
             raise PageError(problem)
-        return source, filename, uptodate
+        return source, filename, is_current
 
 
 def environment(templates_dir: Path) -> jinja2.Environment:
