@@ -22,6 +22,23 @@ def copy_project(dest: Path) -> Path:
     return Path(dest)
 
 
+def only_page(project: Path, body: str) -> None:
+    """Make `project` a site of one page, index.md, whose body is `body` (the other pages and the appendix go)."""
+    pages = project / "site_src" / "pages"
+    (pages / "index.md").write_text(f"---\ntitle: T\n---\nfirst line\n\n{body}\n", encoding="utf-8")
+    for extra in pages.glob("*.md"):
+        if extra.name != "index.md":
+            extra.unlink()
+    config = project / "data" / "site.yaml"
+    text = config.read_text(encoding="utf-8")
+    start = text.index("\npages:")
+    text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1):]
+    if "\nappendix:" in text:
+        start = text.index("\nappendix:")
+        text = text[:start] + text[text.index("\n\n", start + 1):]
+    config.write_text(text, encoding="utf-8")
+
+
 FRESH_BUILD = """
 import json, sys
 from pathlib import Path

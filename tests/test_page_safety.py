@@ -9,6 +9,7 @@ import pytest
 from generator.render.markdown import markdown_renderer, render_markdown
 from generator.render.markup import RawHtmlError, check_html, link_problem, url_scheme
 from generator.render.pages import PageError, environment, load_page, render_page
+from support import only_page
 
 # --- 1. one rule for addresses, after decoding ----------------------------------------------------------
 
@@ -83,19 +84,7 @@ def test_check_passes_a_plain_link_the_same_rule_allows(site_dir, tmp_path):
 
 def build_in(project: Path, body: str) -> subprocess.CompletedProcess:
     """`project` with one page whose body is `body`, built in a fresh process."""
-    pages = project / "site_src" / "pages"
-    (pages / "index.md").write_text(f"---\ntitle: T\n---\nfirst line\n\n{body}\n", encoding="utf-8")
-    for extra in pages.glob("*.md"):
-        if extra.name != "index.md":
-            extra.unlink()
-    config = project / "data" / "site.yaml"
-    text = config.read_text(encoding="utf-8")
-    start = text.index("\npages:")
-    text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1):]
-    if "\nappendix:" in text:
-        start = text.index("\nappendix:")
-        text = text[:start] + text[text.index("\n\n", start + 1):]
-    config.write_text(text, encoding="utf-8")
+    only_page(project, body)
     return subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
                           cwd=project, capture_output=True, text=True, timeout=300)
 

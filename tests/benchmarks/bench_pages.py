@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
 
-from support import copy_project  # noqa: E402
+from support import copy_project, only_page  # noqa: E402
 
 LIMIT = 2.0
 CASES = {
@@ -30,22 +30,6 @@ CASES = {
     "8,000 <table>": "<table>" * 8000,
     "a 20 MB page": "word " * 4_000_000,
 }
-
-
-def only_page(project: Path, body: str) -> None:
-    pages = project / "site_src" / "pages"
-    (pages / "index.md").write_text(f"---\ntitle: T\n---\nfirst line\n\n{body}\n", encoding="utf-8")
-    for extra in pages.glob("*.md"):
-        if extra.name != "index.md":
-            extra.unlink()
-    config = project / "data" / "site.yaml"
-    text = config.read_text(encoding="utf-8")
-    start = text.index("\npages:")
-    text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1):]
-    if "\nappendix:" in text:
-        start = text.index("\nappendix:")
-        text = text[:start] + text[text.index("\n\n", start + 1):]
-    config.write_text(text, encoding="utf-8")
 
 
 def build(project: Path, cache: Path) -> tuple[float, subprocess.CompletedProcess]:
