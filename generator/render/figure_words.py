@@ -211,14 +211,15 @@ def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos,
            f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
            f"at {pos[-1]}.")
     if draft_positions is not None and draft_ms is not None:
-        caption = (f"A model, not a measurement ({model_label}): checking a draft of K = {draft_positions} tokens in one "
+        same = decimal(draft_ms) == decimal(times[0])
+        caption = (f"Modelled for {model_label}: checking a draft of K = {draft_positions} tokens in one "
                    f"pass takes {decimal(draft_ms)} ms, "
-                   + ("as long as" if decimal(draft_ms) == decimal(times[0]) else "against")
-                   + f" writing a single token ({decimal(times[0])} ms)"
+                   + ("as long as writing a single token" if same else
+                      f"against {decimal(times[0])} ms for writing a single token")
                    + (f"; arithmetic overtakes reading the weights only near {decimal(crossing, 0)} positions." if crossing else "."))
     else:
         ratio = times[flat] / times[0]
-        caption = (f"A model, not a measurement: under it ({model_label}), scoring {pos[flat]} positions in one pass "
+        caption = (f"Modelled for {model_label}: scoring {pos[flat]} positions in one pass "
                    f"takes {decimal(ratio)}\u00d7 as long as scoring {pos[0]}"
                    + (", which is why checking a whole draft costs about one target step." if ratio <= 1.2 else "."))
     return alt, caption
