@@ -9,7 +9,8 @@
     if (!list || panels.length < 2) return;
 
     const tabs = panels.map((panel) => {
-      const tab = document.createElement("button");
+      // the page writes each panel's button (so nothing moves when this runs); made here where it does not
+      const tab = document.getElementById(panel.id + "-tab") || document.createElement("button");
       tab.type = "button";
       tab.id = panel.id + "-tab";
       tab.className = "tab";
