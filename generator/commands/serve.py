@@ -10,33 +10,29 @@ injects <script src="/__serve/reload.js"> into the HTML it sends. It is never wr
 The script polls /__reload for a build counter and reloads the page when it moves.
 
 The server is sized for a browser with many tabs, not for the internet: a deep listen backlog (a
-burst of connections waits instead of being dropped and retried a second later), and a fixed pool
-of threads that only ever sees a request whose headers have all arrived. Until then a connection
-holds a socket and a buffer, not a thread: the headers are read by the accepting loop, and a
-connection whose headers are not complete HEADER_SECONDS after it opened is closed, so a client
-that trickles its headers a byte at a time holds nothing for long. One client (one address) has at
-most MAX_PER_CLIENT connections waiting for their headers; past that its oldest is closed. Every
-write has a timeout. A client that goes away mid-answer is not an error worth printing. It answers only
+burst of connections waits instead of being dropped and retried a second later) and a thread per
+connection. A connection whose headers are not complete HEADER_SECONDS after it opened is closed,
+so a client that trickles its headers a byte at a time holds nothing for long, and one client (one
+address) has at most MAX_PER_CLIENT connections waiting for their headers; past that its oldest is
+closed. Every write has a timeout. A client that goes away mid-answer is not an error worth printing. It answers only
 to Host 127.0.0.1:PORT or localhost:PORT, so a page on another site cannot reach it by pointing
 its own name at 127.0.0.1 (DNS rebinding).
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
 import mimetypes
 import os
-import selectors
 import socket
-import socketserver
 import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -46,14 +42,11 @@ from ..paths import BUILD, DATA, SITE_SRC
 PACKAGE = Path(__file__).resolve().parents[1]
 POLL_SECONDS = 0.3
 BACKLOG = 1024  # connections the kernel queues before accept(); Linux caps it at net.core.somaxconn
-WORKERS = 16  # threads answering requests; each answer is a dict lookup and one write
 HEADER_SECONDS = 5.0  # a connection whose request headers are not all in this long after it opened is closed
 MAX_HEADER_BYTES = 32 * 1024  # a request line and headers longer than this are refused (closed)
-ACCEPT_BATCH = 16  # connections accepted before the ones waiting are read again
 MAX_PER_CLIENT = 64  # connections one address may have waiting for their headers; past it the oldest is closed
 IO_TIMEOUT_SECONDS = 10.0  # a write stalled this long ends the connection
 REBUILD_TIMEOUT_SECONDS = 900  # a build that hangs must not stop the watcher for good
-MAX_WAITING = 256  # open connections with no complete request yet, all clients together; past it the oldest is closed
 RELOAD_TAG = b'<script src="/__serve/reload.js" defer></script>'
 RELOAD_JS = b"""(function () {
   "use strict";
@@ -176,138 +169,56 @@ def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:
 QUIET = (ConnectionError, TimeoutError)  # the other end went away or stalled: nothing to report
 
 
-def _head_end(buffer: bytes, start: int) -> bool:
-    """Whether the blank line that ends a request's headers is in `buffer`, looking from `start` on."""
-    return buffer.find(b"\n\r\n", start) >= 0 or buffer.find(b"\n\n", start) >= 0
+def read_head(conn: socket.socket, deadline: float) -> bytes | None:
+    """A request's line and headers, if they all arrive before the deadline and fit MAX_HEADER_BYTES; else None."""
+    head = b""
+    while b"\r\n\r\n" not in head and b"\n\n" not in head:
+        left = deadline - time.monotonic()
+        if left <= 0 or len(head) > MAX_HEADER_BYTES:
+            return None
+        conn.settimeout(left)
+        data = conn.recv(65536)
+        if not data:
+            return None
+        head += data
+    return head
 
 
-class Waiting:
-    """A connection whose request headers have not all arrived: its client, when it opened, what it sent."""
+class PreviewServer(ThreadingHTTPServer):
+    """A thread per connection, a deep backlog, and at most MAX_PER_CLIENT connections per client still
+    waiting for their headers: past that, the client's oldest one is shut down, which ends its thread."""
 
-    __slots__ = ("client", "since", "head")
-
-    def __init__(self, client: str, since: float):
-        self.client, self.since, self.head = client, since, b""
-
-
-class PreviewServer(socketserver.TCPServer):
-    """Accepts on a deep backlog, reads each request's headers itself (with a deadline), and hands a connection
-    to the pool only once its headers are all there."""
-
+    daemon_threads = True
     allow_reuse_address = True
     request_queue_size = BACKLOG
 
     def __init__(self, port: int, handler):
-        self.pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="serve")
-        self.stopping = threading.Event()
-        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.waiting: dict[str, list[socket.socket]] = {}  # client -> its connections with no headers yet, oldest first
         super().__init__(("127.0.0.1", port), handler)
         self.port = self.server_address[1]
-        self.socket.setblocking(False)
 
-    def serve_forever(self, poll_interval: float = 0.25) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self.socket, selectors.EVENT_READ, None)
-        waiting: dict[socket.socket, Waiting] = {}  # oldest first
-        per_client: dict[str, list[socket.socket]] = {}  # each client's waiting connections, oldest first
+    def process_request(self, request, client_address) -> None:
+        with self.lock:
+            mine = self.waiting.setdefault(client_address[0], [])
+            mine.append(request)
+            if len(mine) > MAX_PER_CLIENT:
+                with contextlib.suppress(OSError):
+                    mine.pop(0).shutdown(socket.SHUT_RDWR)
+        super().process_request(request, client_address)
 
-        def forget(conn: socket.socket) -> Waiting:
-            selector.unregister(conn)
-            entry = waiting.pop(conn)
-            mine = per_client[entry.client]
-            mine.remove(conn)
+    def headers_read(self, request, client_address) -> None:
+        with self.lock:
+            mine = self.waiting.get(client_address[0], [])
+            if request in mine:
+                mine.remove(request)
             if not mine:
-                del per_client[entry.client]
-            return entry
+                self.waiting.pop(client_address[0], None)
 
-        def drop(conn: socket.socket) -> None:
-            forget(conn)
-            conn.close()
-
-        def accept(conn: socket.socket, address) -> None:
-            conn.setblocking(False)
-            client = str(address[0])
-            selector.register(conn, selectors.EVENT_READ, address)
-            waiting[conn] = Waiting(client, time.monotonic())
-            per_client.setdefault(client, []).append(conn)
-            if len(per_client[client]) > MAX_PER_CLIENT:
-                drop(per_client[client][0])
-            while len(waiting) > MAX_WAITING:
-                drop(next(iter(waiting)))
-            if conn in waiting:  # a browser sends its request with the connection: take it now
-                self._read_head(conn, address, waiting, forget, drop)
-
-        try:
-            while not self.stopping.is_set():
-                for key, _ in selector.select(poll_interval):
-                    if key.data is None:
-                        self._accept_all(accept, waiting, drop)
-                    else:
-                        self._read_head(key.fileobj, key.data, waiting, forget, drop)
-                now = time.monotonic()
-                for conn, entry in list(waiting.items()):
-                    if now - entry.since < HEADER_SECONDS:
-                        break
-                    drop(conn)
-        finally:
-            for conn in list(waiting):
-                drop(conn)
-            selector.close()
-            self.stopped.set()
-
-    def _read_head(self, conn: socket.socket, address, waiting: dict, forget, drop) -> None:
-        """Take what the client sent; once the headers are complete, hand the connection to the pool."""
-        entry = waiting.get(conn)
-        if entry is None:  # closed earlier in this round (a newer connection of its client took its place)
-            return
-        try:
-            data = conn.recv(65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            return drop(conn)
-        if not data or len(entry.head) + len(data) > MAX_HEADER_BYTES:
-            return drop(conn)
-        start = max(0, len(entry.head) - 2)
-        entry.head += data
-        if _head_end(entry.head, start):
-            forget(conn)
-            conn.settimeout(IO_TIMEOUT_SECONDS)
-            self.pool.submit(self.answer, conn, address, entry.head)
-
-    def _accept_all(self, accept, waiting: dict, drop) -> None:
-        """Accept what the backlog holds, up to ACCEPT_BATCH at a time: the connections accepted before are
-        read in between, so a flood of new ones cannot push out one whose request is already there."""
-        for _ in range(ACCEPT_BATCH):
-            try:
-                conn, address = self.socket.accept()
-            except BlockingIOError:
-                return
-            except OSError as exc:  # out of file descriptors: make room by closing the oldest waiting connection
-                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM) and waiting:
-                    drop(next(iter(waiting)))
-                    continue
-                return
-            accept(conn, address)
-
-    def answer(self, conn: socket.socket, address, head: bytes = b"") -> None:
-        """Answer the request whose headers (`head`) the accepting loop has read."""
-        try:
-            self.RequestHandlerClass((conn, head), address, self)
-        except QUIET:
-            pass
-        except Exception as exc:  # a bug of ours: one line, and the server keeps serving
+    def handle_error(self, request, client_address) -> None:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, QUIET):  # a bug of ours: one line, and the server keeps serving
             print(f"serve: {self.port}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        finally:
-            self.shutdown_request(conn)
-
-    def shutdown(self) -> None:
-        self.stopping.set()
-        self.stopped.wait()
-
-    def server_close(self) -> None:
-        super().server_close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def bind(port: int, handler) -> PreviewServer:
@@ -331,15 +242,21 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args) -> None:  # the terminal is for builds, not for every request
         pass
 
-    def setup(self) -> None:
-        self.request, head = self.request  # the connection, and the request's headers already read from it
-        super().setup()
-        self.rfile.close()
-        self.rfile = io.BytesIO(head)  # GET and HEAD only: nothing follows the headers
-
     def handle(self) -> None:
+        """Read the headers within HEADER_SECONDS of the connection opening, then answer them (GET and HEAD only)."""
         try:
-            super().handle()
+            head = read_head(self.connection, time.monotonic() + HEADER_SECONDS)
+        except (OSError, ValueError):
+            head = None
+        finally:
+            self.server.headers_read(self.request, self.client_address)
+        if head is None:
+            self.close_connection = True
+            return
+        self.connection.settimeout(IO_TIMEOUT_SECONDS)
+        self.rfile = io.BytesIO(head)
+        try:
+            self.handle_one_request()
         except QUIET:
             self.close_connection = True
 

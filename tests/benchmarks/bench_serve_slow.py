@@ -6,7 +6,7 @@ Run: python tests/benchmarks/bench_serve_slow.py [--slow N] [--seconds S] [--req
 reopening when the server closes them; meanwhile R normal GETs (default 20), one at a time. Target:
 every normal request answered in under 1 s. Before this issue a normal request timed out after 15 s
 with 20 slow connections, and failed outright with 300. Also prints the server's thread count once the
-slow clients are all connected (it should stay near the pool's size, whatever N is).
+slow clients are all connected (a thread per open connection: at most about serve.MAX_PER_CLIENT, whatever N is).
 """
 from __future__ import annotations
 
