@@ -4,7 +4,8 @@ shift (CLS 0), every image sized, and no page too large for a phone to lay out (
 
 The performance score itself is too noisy on a busy machine for a test: tests/benchmarks/bench_lighthouse.py
 prints it, with LCP and TBT, for each page. Lighthouse (pinned in package.json) runs from node through
-tests/quality/lighthouse.mjs, once per session for all pages in one chromium. Where node, Lighthouse or
+tests/quality/lighthouse.mjs, once per module: three runs side by side, each in its own chromium (half the
+pages each, and the negative control's two pages). Where node, Lighthouse or
 chromium is missing the test skips and says why; in CI (CI=true) it fails instead.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, missing
+from browser_support import CHROMIUM, missing, serve
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RUNNER = ROOT / "tests" / "quality" / "lighthouse.mjs"
@@ -25,7 +26,10 @@ PASS = 0.9  # Lighthouse's own threshold between a passed and a failed audit
 
 pytestmark = pytest.mark.browser
 
-def run_lighthouse(site_origin: str, names: list[str]) -> dict[str, dict]:
+def run_lighthouse(jobs: list[tuple[str, list[str]]]) -> dict[str, dict]:
+    """Each job (an origin and the pages to load from it) in its own node process, all at once: Lighthouse
+    spends most of a page waiting for the page to settle, so three runs side by side take little longer
+    than one."""
     node = shutil.which("node")
     if node is None:
         missing("node is not installed, so Lighthouse cannot run")
@@ -33,17 +37,40 @@ def run_lighthouse(site_origin: str, names: list[str]) -> dict[str, dict]:
         missing("Lighthouse is not installed (npm ci --ignore-scripts)")
     if not CHROMIUM.exists():
         missing(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
-    done = subprocess.run([node, str(RUNNER), *(f"{site_origin}/{n}" for n in names)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=1200, env={**os.environ, "CHROME_PATH": str(CHROMIUM)})
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout)
-    return {url.rsplit("/", 1)[1]: result for url, result in found.items()}
+    runs = [subprocess.Popen([node, str(RUNNER), *(f"{origin}/{n}" for n in names)], cwd=ROOT, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "CHROME_PATH": str(CHROMIUM)})
+            for origin, names in jobs]
+    found = {}
+    for run in runs:
+        out, err = run.communicate(timeout=1200)
+        assert run.returncode == 0, err[-3000:]
+        found.update({url.rsplit("/", 1)[1]: result for url, result in json.loads(out).items()})
+    return found
+
+
+def write_controls(folder: Path) -> None:
+    """A page with an unsized image and a link called "more", and a page of 1,500 elements (Lighthouse passes
+    dom-size up to about 818): test_the_checks_above_can_fail reads what Lighthouse says of them."""
+    (folder / "bad.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bad</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
+        '<p><a href="other.html">more</a></p><img src="x.svg" alt="x"><p>Text under the image.</p></body></html>',
+        encoding="utf-8")
+    (folder / "big.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Big</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><ul>'
+        + "<li>item</li>" * 1500 + "</ul></body></html>", encoding="utf-8")
+    (folder / "x.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"/>', encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
-def reports(site, origin) -> dict[str, dict]:
+def reports(site, origin, tmp_path_factory) -> dict[str, dict]:
+    """Every built page, in two halves, and the two control pages: three Lighthouse runs at once."""
     names = sorted(p.name for p in site.glob("*.html"))
-    return run_lighthouse(origin, names)
+    controls = tmp_path_factory.mktemp("lighthouse-controls")
+    write_controls(controls)
+    with serve(controls) as control_origin:
+        return run_lighthouse([(origin, names[::2]), (origin, names[1::2]), (control_origin, ["bad.html", "big.html"])])
 
 
 def report(reports: dict, page_name: str) -> dict:
@@ -75,27 +102,9 @@ def test_the_page_is_small_enough_for_a_phone_to_lay_out(reports, page_name):
     assert dom["score"] is None or dom["score"] >= PASS, f"dom-size: {dom['display']}"
 
 
-def test_the_checks_above_can_fail():
-    """A negative control: a page with an unsized image, a layout shift and a link called "more", and a page
-    of 1,500 elements (Lighthouse passes dom-size up to about 818)."""
-    import tempfile
-
-    from browser_support import serve
-
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "bad.html").write_text(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bad</title>'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
-            '<p><a href="other.html">more</a></p><img src="x.svg" alt="x"><p>Text under the image.</p></body></html>',
-            encoding="utf-8")
-        Path(tmp, "big.html").write_text(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Big</title>'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><ul>'
-            + "<li>item</li>" * 1500 + "</ul></body></html>", encoding="utf-8")
-        Path(tmp, "x.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"/>', encoding="utf-8")
-        with serve(Path(tmp)) as url:
-            both = run_lighthouse(url, ["bad.html", "big.html"])
-    found = both["bad.html"]
+def test_the_checks_above_can_fail(reports):
+    """A negative control: the gates above fail on the control pages (see write_controls)."""
+    found = reports["bad.html"]
     assert "seo: link-text" in found["failed"] and found["scores"]["seo"] < 100
     assert found["audits"]["unsized-images"]["score"] < 1
-    assert both["big.html"]["audits"]["dom-size"]["score"] < PASS
+    assert reports["big.html"]["audits"]["dom-size"]["score"] < PASS
