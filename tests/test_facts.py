@@ -181,7 +181,7 @@ LAYERS = {  # module -> the generator modules it may import
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads
-    "output": {"report"},  # the atomic write
+    "output": {"cache", "publish", "report"},  # the atomic write
 }
 
 

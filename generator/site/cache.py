@@ -237,7 +237,7 @@ class Cache:
             return
         for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
             pid = path.name[len(TMP_PREFIX):].split("-")[0]
-            if not pid.isdigit() or not _alive(int(pid)):
+            if not pid.isdigit() or not process_alive(int(pid)):
                 try:
                     path.unlink()
                 except OSError:
@@ -260,7 +260,8 @@ class Cache:
                 pass
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (the writer of a leftover temporary file or folder)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -9,21 +9,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .cache import process_alive
+from .publish import source_date_epoch
 from .report import BuildError
 
 
 def _looks_like_a_build(path: Path) -> bool:
     return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def recover(out: Path) -> None:
@@ -36,7 +28,7 @@ def recover(out: Path) -> None:
     leftovers = []
     for entry in sorted(out.parent.iterdir()):
         m = pattern.match(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not _alive(int(m.group(2))):
+        if m and entry.is_dir() and not entry.is_symlink() and not process_alive(int(m.group(2))):
             leftovers.append((m.group(1), entry))
     for kind, entry in leftovers:
         if kind == "old" and not os.path.lexists(out):
@@ -72,11 +64,6 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _checkpoint(step: str) -> None:
     """Named steps of the swap; a test replaces this to kill the process at each one."""
-
-
-def _source_date_epoch() -> int | None:
-    value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return int(value) if value.isdigit() else None
 
 
 def target_of(out: Path) -> Path:
@@ -120,7 +107,7 @@ def write_atomically(files: dict[str, bytes], out: Path) -> None:
             if n == len(files) // 2:
                 _checkpoint("writing")
         os.chmod(staging, 0o755)
-        epoch = _source_date_epoch()
+        epoch = source_date_epoch()
         if epoch is not None:
             for path in [*here.rglob("*"), here]:
                 os.utime(path, (epoch, epoch), follow_symlinks=False)
