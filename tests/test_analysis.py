@@ -21,6 +21,15 @@ P = load_profiles(PROFILES)
 FAMILY_ALPHA = load_config(ROOT / "data" / "site.yaml").monte_carlo.family_alpha
 
 
+def simulate_rounds(target_rows, draft_rows, rounds, rng, replacement_rule=montecarlo.residual_rows):
+    """montecarlo.RoundSimulator's codes as a Batch, the shape simulate_batch gives: for fixed rows and the
+    same Generator, exactly the tokens simulate_batch commits."""
+    sim = montecarlo.RoundSimulator(target_rows, draft_rows, replacement_rule)
+    codes = sim.run(rounds, rng)
+    reached = codes < sim.dead
+    return montecarlo.Batch(np.where(reached, codes, 0).astype(np.intp), reached)
+
+
 def numbers(draft_id):
     d = P.draft(draft_id)
     return A.summarize(d.id, P.target, d.distributions, P.cost_model)
@@ -165,7 +174,7 @@ def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_t
 def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths():
     d = P.draft("divergent")
     exact = [float(p) for p in A.round_length_distribution(numbers("divergent").accept_rates)]
-    lengths = montecarlo.simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
+    lengths = simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
     vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
     rng = np.random.default_rng(2)
     loop = np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)],
@@ -214,7 +223,7 @@ def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_s
             tokens, reached = reference_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             slow = tuple(convergence.position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
             assert fast == slow
-            simulated = montecarlo.simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            simulated = simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             assert (simulated.reached == reached).all() and (simulated.tokens[reached] == tokens[reached]).all()
 
 
@@ -241,7 +250,7 @@ def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_l
     for agreement in (F(0), F(1, 2), F(1)):
         target, drafts = convergence.random_profile(rng, vocab, k, agreement, denominator)
         for rule in (montecarlo.residual_rows, montecarlo.target_rows_resampler):
-            fixed = montecarlo.simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
+            fixed = simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
             per_round = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule)
             assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
     other = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
@@ -337,6 +346,6 @@ def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics
 def test_few_rounds_give_the_checks_of_the_plain_count(rounds):
     # no checkpoint below the last, a single one, and a round count one past a block
     target, drafts = convergence.random_profile(np.random.default_rng(rounds), 6, 3, F(1, 2))
-    batch = montecarlo.simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
+    batch = simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
     plain = tuple(convergence.position_check(i + 1, batch.tokens[i][batch.reached[i]], target[i]) for i in range(len(target)))
     assert convergence.convergence(target, drafts, rounds, np.random.default_rng(2)) == plain

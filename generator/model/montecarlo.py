@@ -20,8 +20,8 @@ from .engine import Row
 # last token, the replacement at its one rejection (from `replacement_rule`, `residual_rows` unless a
 # test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpoints of [0, 1).
 # `simulate_batch` runs it for rows that change from round to round (the playground's models);
-# `simulate_rounds` and `RoundSimulator` run it for fixed rows by table lookup: the same draws and the
-# same breakpoints, so for fixed rows both give the same tokens, bit for bit.
+# `RoundSimulator` runs it for fixed rows by table lookup: the same draws and the same breakpoints, so
+# for fixed rows both give the same tokens, bit for bit.
 
 
 def _floats(rows: Sequence[Row]) -> np.ndarray:
@@ -31,15 +31,10 @@ def _floats(rows: Sequence[Row]) -> np.ndarray:
 CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
 
 
-def _cdfs(rows: np.ndarray) -> np.ndarray:
+def row_cdfs(rows: np.ndarray) -> np.ndarray:
     """Row-wise CDFs that end at exactly 1.0, so u < 1 always lands on a token of positive probability."""
     cdf = np.cumsum(rows, axis=1)
     return cdf / cdf[:, -1:]
-
-
-def row_cdfs(rows: np.ndarray) -> np.ndarray:
-    """_cdfs, for a caller of simulate_batch that tabulates its rows once and hands their CDFs back too."""
-    return _cdfs(rows)
 
 
 def residual_rows(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
@@ -79,7 +74,7 @@ def slice_edges(target: np.ndarray, draft: np.ndarray) -> np.ndarray:
     They run accept[0], end[0], accept[1], end[1], ... (see accept_edges), so the number n of them
     at or below u is 2x for an accepted proposal x and 2x + 1 for a rejected one (see proposal_codes).
     """
-    end = _cdfs(draft)
+    end = row_cdfs(draft)
     start = np.hstack([np.zeros((len(end), 1)), end[:, :-1]])
     accept = accept_edges(start, end, target, draft)
     return np.stack([accept, end], axis=2).reshape(len(end), -1)
@@ -166,7 +161,7 @@ def simulate_batch(
         index = np.arange(going.size)
         # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
         # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
-        end = cdfs[0] if cdfs else _cdfs(draft)
+        end = cdfs[0] if cdfs else row_cdfs(draft)
         x = token_codes(draft.shape[1], np.intp)[_search(end, here)]
         start = np.where(x > 0, end[index, x - 1], 0.0)
         rejected = here >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
@@ -187,7 +182,7 @@ def simulate_batch(
 
 def _draw(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One token per row, by its CDF: the round's last token."""
-    return token_codes(rows.shape[1], np.intp)[_search(_cdfs(rows), u)]
+    return token_codes(rows.shape[1], np.intp)[_search(row_cdfs(rows), u)]
 
 
 class _Tables:
@@ -256,7 +251,7 @@ class RoundSimulator:
         self.reject, self.ambiguous = self.vocab, self.dead - 1
         codes = proposal_codes(self.vocab, self.dtype, self.reject)
         self.proposal = _Tables(slice_edges(target[:self.k], draft), codes, self.ambiguous)
-        final = _cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
+        final = row_cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
         self.final = _Tables(final, token_codes(self.vocab, self.dtype), self.ambiguous)
 
     def run(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
@@ -297,23 +292,3 @@ class RoundSimulator:
         np.add(out[:k], moved, out=out[:k])
         np.bitwise_or(final, gone, out=final)
         return out
-
-
-def simulate_rounds(
-    target_rows: Sequence[Row],
-    draft_rows: Sequence[Row],
-    rounds: int,
-    rng: np.random.Generator,
-    replacement_rule: ReplacementRule = residual_rows,
-) -> Batch:
-    """simulate_batch for rows that stay the same in every round, by RoundSimulator's table lookup.
-
-    Given the same Generator, it commits exactly the tokens simulate_batch commits when rows_at hands
-    it these rows in every round: the same uniforms, the same breakpoints, the same search.
-    """
-    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
-    codes = sim.run(rounds, rng)
-    reached = codes < sim.dead
-    return Batch(np.where(reached, codes, 0).astype(np.intp), reached)
-
-
