@@ -7,6 +7,7 @@ without a browser having to guess (unclosed or misnested tags, duplicate ids or 
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -84,19 +85,14 @@ class PageParser(HTMLParser):
         if self.inline is not None:
             self.inline[2].append(data)
 
-    def _csp_sources(self, directive: str) -> set[str]:
-        for part in self.csp.split(";"):
-            words = part.split()
-            if words and words[0].lower() == directive:
-                return set(words[1:])
-        return set()
-
     def _inline_allowed(self, kind: str, text: str) -> bool:
         """An inline <script> or <style> runs only if the page's CSP lists its sha256 (as the 404 page does)."""
-        import base64
-
-        digest = "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
-        return digest in self._csp_sources(f"{kind}-src")
+        digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+        for part in self.csp.split(";"):
+            words = part.split()
+            if words and words[0].lower() == f"{kind}-src":
+                return f"'sha256-{digest}'" in words[1:]
+        return False
 
     def handle_decl(self, decl: str) -> None:
         if decl.lower().startswith("doctype"):
@@ -111,7 +107,8 @@ class PageParser(HTMLParser):
                 if self.stack[-1][0] == "p" and tag == "p":
                     self.stack.pop()
                 else:
-                    self.problem(f"<{tag}> inside an open <p> (opened on line {self._line_of('p')}): the browser ends the paragraph early")
+                    opened = next(line for t, line in reversed(self.stack) if t == "p")
+                    self.problem(f"<{tag}> inside an open <p> (opened on line {opened}): the browser ends the paragraph early")
             top = self.stack[-1][0] if self.stack else None
             if top in CLOSED_BY and tag in CLOSED_BY[top]:
                 self.stack.pop()
@@ -155,9 +152,6 @@ class PageParser(HTMLParser):
         if not self.doctype:
             self.problems.append((1, "no <!doctype html>: the browser renders in quirks mode"))
 
-    def _line_of(self, tag: str) -> int:
-        return next((line for t, line in reversed(self.stack) if t == tag), 0)
-
     def _element(self, tag: str, attrs) -> None:
         names = [name for name, _ in attrs]
         for name in sorted({n for n in names if names.count(n) > 1}):
@@ -174,10 +168,9 @@ class PageParser(HTMLParser):
             self.problem(f"<{tag} {name}=...>: inline event handlers are blocked by the CSP; use a script file")
         if "style" in a:
             self.problem(f"<{tag} style=...>: inline styles are blocked by the CSP; use a class in a stylesheet")
-        if tag == "script" and "src" not in a and a.get("type", "").lower() not in DATA_SCRIPT_TYPES:
-            self.inline = ("script", line, [])
-        if tag == "style":
-            self.inline = ("style", line, [])
+        runs = tag == "script" and "src" not in a and a.get("type", "").lower() not in DATA_SCRIPT_TYPES
+        if tag == "style" or runs:
+            self.inline = (tag, line, [])
         if "id" in a:
             if a["id"] in self.ids:
                 self.problem(f"duplicate id {a['id']!r} (first on line {self.ids[a['id']]})")
@@ -235,11 +228,6 @@ class Site:
             self.pages[rel] = parser
             for line, message in parser.problems:
                 self.add(rel, line, message)
-
-    def check_references(self) -> None:
-        for rel, parser in self.pages.items():
-            for ref in parser.refs:
-                self.check_reference(rel, ref)
 
     def check_reference(self, page: str, ref: Reference) -> None:
         url = clean_url(ref.url)  # as a browser reads it: entities decoded, tabs and newlines dropped
@@ -308,19 +296,20 @@ class Site:
         except (ValueError, KeyError, TypeError) as exc:
             self.add("figures/manifest.json", 0, f"unreadable manifest: {exc}")
             return
-        for name, entry in sorted(entries.items()):
-            variants = [entry, entry["dark"]] if isinstance(entry.get("dark"), dict) else [entry]
-            for variant in variants:  # the light drawing and its dark twin
-                rel = f"figures/{variant.get('file', '')}"
-                if rel not in self.files:
-                    self.add("figures/manifest.json", 0, f"figure {name!r}: no such file {rel}")
-                elif hashlib.sha256((self.root / rel).read_bytes()).hexdigest() != variant.get("sha256"):
-                    self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
+        for name, entry in entries.items():
             if not str(entry.get("alt", "")).strip():
                 self.add("figures/manifest.json", 0, f"figure {name!r} has no alt text")
-        listed = {f"figures/{entry.get('file', '')}": name for name, entry in entries.items()}
-        listed |= {f"figures/{entry['dark'].get('file', '')}": name
-                   for name, entry in entries.items() if isinstance(entry.get("dark"), dict)}
+        # Every figure's light drawing, then the dark twins.
+        variants = list(entries.items())
+        variants += [(name, entry["dark"]) for name, entry in entries.items() if isinstance(entry.get("dark"), dict)]
+        listed: dict[str, str] = {}  # file -> figure name
+        for name, variant in variants:
+            rel = f"figures/{variant.get('file', '')}"
+            listed[rel] = name
+            if rel not in self.files:
+                self.add("figures/manifest.json", 0, f"figure {name!r}: no such file {rel}")
+            elif hashlib.sha256((self.root / rel).read_bytes()).hexdigest() != variant.get("sha256"):
+                self.add("figures/manifest.json", 0, f"figure {name!r}: {rel} does not match its sha256")
         self.check_figures_shown(listed)
 
     def check_figures_shown(self, listed: dict[str, str]) -> None:
@@ -350,7 +339,9 @@ def check_site(root: Path) -> list[Problem]:
     if not any(f.endswith(".html") for f in site.files):
         site.add(".", 0, "no HTML pages")
     site.parse_pages()
-    site.check_references()
+    for rel, parser in site.pages.items():
+        for ref in parser.refs:
+            site.check_reference(rel, ref)
     site.check_stylesheets()
     site.check_figures()
     return sorted(set(site.problems))

@@ -38,7 +38,9 @@ class VisibleText(HTMLParser):
         self.current: list[str] = []
         self.hidden = 0
         self.in_title = False
-        self.stamp: list = []  # [tag, depth] while inside an element marked data-build-stamp
+        # Inside an element marked data-build-stamp: its tag, and how many elements of that tag are open.
+        self.stamp_tag = ""
+        self.stamp_depth = 0
 
     def flush(self) -> None:
         line = " ".join("".join(self.current).split())
@@ -47,13 +49,13 @@ class VisibleText(HTMLParser):
         self.current = []
 
     def handle_starttag(self, tag, attrs):
-        if self.stamp:
-            self.stamp[1] += tag == self.stamp[0]
+        if self.stamp_depth:
+            self.stamp_depth += tag == self.stamp_tag
             return
         if any(name == "data-build-stamp" for name, _ in attrs):
             # the build's date and commit differ between any two commits; they are not a change to review
             self.flush()
-            self.stamp = [tag, 1]
+            self.stamp_tag, self.stamp_depth = tag, 1
             return
         if tag == "title":
             self.in_title = True
@@ -74,11 +76,8 @@ class VisibleText(HTMLParser):
             self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag):
-        if self.stamp:
-            if tag == self.stamp[0]:
-                self.stamp[1] -= 1
-                if self.stamp[1] == 0:
-                    self.stamp = []
+        if self.stamp_depth:
+            self.stamp_depth -= tag == self.stamp_tag
             return
         if tag == "title" and self.in_title:
             self.in_title = False
@@ -91,9 +90,7 @@ class VisibleText(HTMLParser):
             self.flush()
 
     def handle_data(self, data):
-        if self.stamp:
-            return
-        if not self.hidden or self.in_title:
+        if not self.stamp_depth and (not self.hidden or self.in_title):
             self.current.append(data)
 
 
@@ -183,57 +180,54 @@ def figure_changes(base: Build, head: Build) -> list[FigureChange]:
     old, new = base.figures(), head.figures()
     out = []
     for name in sorted(old.keys() | new.keys()):
-        if not SAFE_NAME.match(name):
-            continue
-        before, after = old.get(name), new.get(name)
-        if before and before not in base.files:
-            before = None
-        if after and after not in head.files:
-            after = None
-        if before is None and after is None:
+        # the figure's file in each build, only if that build really has it
+        before = old[name] if old.get(name) in base.files else None
+        after = new[name] if new.get(name) in head.files else None
+        if not SAFE_NAME.match(name) or (before is None and after is None):
             continue
         if before is None or after is None:
             out.append(FigureChange(name, "added" if before is None else "removed", before, after))
             continue
         m_old, m_new = base.manifest.get(name, {}), head.manifest.get(name, {})
         notes = [f"{key} changed" for key in ("caption", "alt") if m_old.get(key) != m_new.get(key)]
-        if base.files[before] == head.files[after] and not notes:
+        same_picture = base.files[before] == head.files[after]
+        if same_picture and not notes:
             out.append(FigureChange(name, "unchanged", before, after))
-            continue
-        why = _why(m_old, m_new) if base.files[before] != head.files[after] else "the picture is the same"
-        out.append(FigureChange(name, "changed", before, after, why, notes))
+        else:
+            why = "the picture is the same" if same_picture else _why(m_old, m_new)
+            out.append(FigureChange(name, "changed", before, after, why, notes))
     return out
 
 
-def page_changes(base: Build, head: Build) -> list[PageChange]:
-    out = []
-    pages = sorted(p for p in base.files.keys() | head.files.keys() if p.endswith(".html"))
-    for rel in pages:
-        if base.files.get(rel) == head.files.get(rel):
-            continue
-        a, b = base.text(rel), head.text(rel)
-        if a == b:
-            continue
-        status = "added" if rel not in base.files else "removed" if rel not in head.files else "changed"
-        diff = list(difflib.unified_diff(a, b, f"base/{rel}", f"head/{rel}", n=2, lineterm=""))
-        added = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
-        removed = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
-        out.append(PageChange(rel, status, diff, added, removed))
-    return out
-
-
-def other_changes(base: Build, head: Build) -> list[tuple[str, str]]:
+def changed_files(base: Build, head: Build) -> list[tuple[str, str]]:
+    """(path, added, removed or changed) for every file that differs between the two builds."""
     out = []
     for rel in sorted(base.files.keys() | head.files.keys()):
-        if rel.endswith(".html") or (rel.startswith("figures/") and (rel.endswith(".svg") or rel.endswith("manifest.json"))):
-            continue
-        if rel not in base.files:
-            out.append((rel, "added"))
-        elif rel not in head.files:
-            out.append((rel, "removed"))
-        elif base.files[rel] != head.files[rel]:
-            out.append((rel, "changed"))
+        if base.files.get(rel) != head.files.get(rel):
+            out.append((rel, "added" if rel not in base.files else "removed" if rel not in head.files else "changed"))
     return out
+
+
+def page_changes(base: Build, head: Build, changed: list[tuple[str, str]]) -> list[PageChange]:
+    out = []
+    for rel, status in changed:
+        if not rel.endswith(".html"):
+            continue
+        a, b = base.text(rel), head.text(rel)
+        if a != b:
+            diff = list(difflib.unified_diff(a, b, f"base/{rel}", f"head/{rel}", n=2, lineterm=""))
+            kinds = [_line_kind(line) for line in diff]
+            out.append(PageChange(rel, status, diff, kinds.count("add"), kinds.count("del")))
+    return out
+
+
+def _line_kind(line: str) -> str:
+    """A unified diff's line as hunk, add, del or ctx; "" for the ---/+++ lines that name the files."""
+    if line.startswith(("+++", "---")):
+        return ""
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "ctx")
 
 
 # --- output -------------------------------------------------------------------------------------
@@ -278,14 +272,8 @@ def _difference(before: str, after: str, name: str) -> str:
 
 
 def _diff_html(lines: list[str]) -> str:
-    out = []
-    for line in lines:
-        cls = ("hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++")
-               else "del" if line.startswith("-") and not line.startswith("---") else "ctx")
-        if line.startswith(("+++", "---")):
-            continue
-        out.append(f'<span class="{cls}">{html.escape(line)}</span>')
-    return '<pre class="diff">' + "".join(out) + "</pre>"
+    spans = [f'<span class="{_line_kind(line)}">{html.escape(line)}</span>' for line in lines if _line_kind(line)]
+    return '<pre class="diff">' + "".join(spans) + "</pre>"
 
 
 def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[tuple[str, str]],
@@ -300,28 +288,23 @@ def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[
         f"<p>{html.escape(headline(figs, pages))}</p>",
         "<h2>Figures</h2>",
     ]
-    if not shown:
-        parts.append("<p>No figure changed.</p>")
-    else:
-        parts.append(f'<p class="note">{DIFFERENCE_NOTE}</p>')
+    parts.append(f'<p class="note">{DIFFERENCE_NOTE}</p>' if shown else "<p>No figure changed.</p>")
     for f in shown:
-        alt_before = base.manifest.get(f.name, {}).get("alt", f.name)
-        alt_after = head.manifest.get(f.name, {}).get("alt", f.name)
+        m_old, m_new = base.manifest.get(f.name, {}), head.manifest.get(f.name, {})
         before = data_uri((base.root / f.before).read_bytes()) if f.before else None
         after = data_uri((head.root / f.after).read_bytes()) if f.after else None
         parts.append(f'<section id="figure-{html.escape(f.name)}"><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>')
         if f.why:
             parts.append(f'<p class="why">Why: {html.escape(f.why)}.</p>')
-        trio = _side("before", before, alt_before) + _side("after", after, alt_after)
+        trio = _side("before", before, m_old.get("alt", f.name)) + _side("after", after, m_new.get("alt", f.name))
         if before and after:
             trio += _difference(before, after, f.name)
         parts.append(f'<div class="trio">{trio}</div>')
         for key in ("caption", "alt"):
-            old = base.manifest.get(f.name, {}).get(key)
-            new = head.manifest.get(f.name, {}).get(key)
+            old, new = m_old.get(key), m_new.get(key)
             if old is not None and new is not None and old != new:
-                parts.append(f"<p>{key.capitalize()} text:</p>" + _diff_html(
-                    list(difflib.unified_diff([old], [new], lineterm="", n=0))))
+                diff = difflib.unified_diff([old], [new], lineterm="", n=0)
+                parts.append(f"<p>{key.capitalize()} text:</p>" + _diff_html(list(diff)))
         parts.append("</section>")
     if same:
         parts.append("<h3>Unchanged</h3><ul>" + "".join(f"<li><code>{html.escape(f.name)}</code></li>" for f in same) + "</ul>")
@@ -357,8 +340,7 @@ def summary_markdown(figs: list[FigureChange], pages: list[PageChange], others: 
         lines += [f"- `{p.path}` ({p.status}): +{p.added} −{p.removed} lines" for p in pages]
         lines.append("")
     if others:
-        lines.append("Other files: " + ", ".join(f"`{rel}` ({status})" for rel, status in others))
-        lines.append("")
+        lines += ["Other files: " + ", ".join(f"`{rel}` ({status})" for rel, status in others), ""]
     same = [f.name for f in figs if f.status == "unchanged"]
     if same:
         lines += ["Unchanged figures: " + ", ".join(f"`{n}`" for n in same), ""]
@@ -378,8 +360,11 @@ def review_data(figs: list[FigureChange], pages: list[PageChange], others: list[
 def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[FigureChange], list[PageChange]]:
     base, head = Build.load(base_dir), Build.load(head_dir)
     figs = figure_changes(base, head)
-    pages = page_changes(base, head)
-    others = other_changes(base, head)
+    changed = changed_files(base, head)
+    pages = page_changes(base, head, changed)
+    # every other file that changed: neither a page nor a figure
+    others = [(rel, status) for rel, status in changed if not rel.endswith(".html")
+              and not (rel.startswith("figures/") and rel.endswith((".svg", "manifest.json")))]
     if out.exists():
         if any(out.iterdir()) and not (out / "summary.md").exists():
             raise UserError(f"{out}: refusing to replace a folder that is not empty and is not a review")
