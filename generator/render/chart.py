@@ -181,42 +181,59 @@ DRAFT_BAR = MappingProxyType({"facecolor": "none", "edgecolor": DRAFT, "linewidt
 PROPOSED_BAR = MappingProxyType({"facecolor": "none", "edgecolor": DRAFT, "linewidth": 1.2, "hatch": "////"})
 
 
-def panel_columns(fig: Canvas, tokens: Sequence[str], panels: int, left: float = 44) -> tuple[int, bool]:
+def panel_columns(fig: Canvas, tokens: Sequence[str], panels: int) -> tuple[int, bool]:
     """Columns for a grid of small bar charts over tokens (at most three) such that neighbouring token labels stand
     clear, and whether they must turn upright to."""
     widths = [text_width(fig, t) for t in tokens]
     need = max(((a + b) / 2 for a, b in zip(widths, widths[1:])), default=widths[0]) + 3
     for upright in (False, True):
         for cols in (3, 2, 1):
-            per_token = (WIDTH * 72 - left - 10 - (cols - 1) * 8) / cols / len(tokens)
+            per_token = (WIDTH * 72 - 44 - 10 - (cols - 1) * 8) / cols / len(tokens)
             if cols <= panels and per_token >= (FONT * 1.4 if upright else need):
                 return cols, upright
     return 1, True
 
 
-def token_axes(ax, tokens: Sequence[str], ymax: float, ticks: Sequence[float], upright: bool) -> None:
-    ax.set_xlim(-0.6, len(tokens) - 0.4)
+def bar_axes(ax, xlim: tuple[float, float], ymax: float, xticks: Sequence[float], yticks: Sequence[float],
+             label: Callable[[float], str] = "{:g}".format) -> None:
+    """A bar chart's axes: unmarked ticks under the bars, and the y axis labelled at yticks with a grid behind."""
+    ax.set_xlim(*xlim)
     ax.set_ylim(0, ymax)
-    ax.xaxis.set_major_locator(FixedLocator(range(len(tokens))))
-    ax.set_xticklabels(tokens, rotation=90 if upright else 0)
+    ax.xaxis.set_major_locator(FixedLocator(xticks))
     ax.tick_params(axis="x", length=0)
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_locator(FixedLocator(yticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
     ax.grid(axis="y")
     ax.set_axisbelow(True)
 
 
-def probability_ticks(ymax: float) -> list[float]:
+def token_axes(ax, tokens: Sequence[str], ymax: float, upright: bool) -> None:
+    """A small bar chart over tokens, its probabilities marked every 0.5 (every 1 when they run higher)."""
     step = 0.5 if ymax <= 1.3 else 1.0
-    return [i * step for i in range(int(ymax / step) + 1)]
+    bar_axes(ax, (-0.6, len(tokens) - 0.4), ymax, range(len(tokens)), [i * step for i in range(int(ymax / step) + 1)])
+    ax.set_xticklabels(tokens, rotation=90 if upright else 0)
 
 
-def grid(fig: Canvas, panels: int, cols: int):
+def grid(fig: Canvas, panels: int, cols: int, sharex: bool = False) -> list:
+    """Axes for panels in rows of cols, sharing their y axis; the grid's empty places hidden."""
     rows = math.ceil(panels / cols)
-    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    axes = fig.subplots(rows, cols, sharex=sharex, sharey=True, squeeze=False).ravel()
     for ax in axes[panels:]:
         ax.set_visible(False)
     return list(axes[:panels])
+
+
+def log_log(ax, xlim: tuple[float, float], ylim: tuple[float, float], xticks: Sequence[float],
+            yticks: Sequence[float], xlabel: Callable[[float], str] = "{:g}".format) -> None:
+    """Both axes logarithmic, labelled at the given ticks alone (no minor ones), with a grid behind the data."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    log_axis(ax.xaxis, xticks, xlabel)
+    log_axis(ax.yaxis, yticks, "{:g}".format)
+    ax.grid(True)
+    ax.set_axisbelow(True)
 
 
 def log_axis(axis, values: Sequence[float], label: Callable[[float], str]) -> None:
@@ -237,10 +254,6 @@ def short_count(n: float) -> str:
         if n >= size:
             return f"{n / size:g}{suffix}"
     return f"{n:g}"
-
-
-def argmax(values: Sequence[float]) -> int:
-    return max(range(len(values)), key=values.__getitem__)
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:

@@ -43,6 +43,7 @@ from .chart import (
     TARGET_BAR,
     WIDTH,
     FigureError,
+    bar_axes,
     bar_style,
     canvas,
     decades,
@@ -50,10 +51,9 @@ from .chart import (
     finish,
     grid,
     heading,
-    log_axis,
+    log_log,
     log_ticks,
     panel_columns,
-    probability_ticks,
     short_count,
     text_width,
     token_axes,
@@ -110,14 +110,13 @@ def profile_bars(
     props = [tokens.index(p) if isinstance(p, str) else int(p) for p in proposals]
     top = max(float(p) for row in (*target_rows, *draft_rows) for p in row)
     ymax, w = top * 1.65, 0.4  # room above the tallest bar for the proposal's mark and word
-    probe = canvas(1)
-    cols, upright = panel_columns(probe, tokens, k + 1)
+    cols, upright = panel_columns(canvas(1), tokens, k + 1)
     rows = math.ceil((k + 1) / cols)
     fig = canvas(0.75 + rows * (1.45 + (0.25 if upright else 0)))
     heading(fig, title, [Patch(**TARGET_BAR), Patch(**DRAFT_BAR), Patch(**PROPOSED_BAR)],
            ["target p", "draft q", "draft's proposal \u25bc"])
     for i, ax in enumerate(grid(fig, k + 1, cols)):
-        token_axes(ax, tokens, ymax, probability_ticks(ymax), upright)
+        token_axes(ax, tokens, ymax, upright)
         if i % cols == 0:
             ax.set_ylabel("probability")
         t = [float(p) for p in target_rows[i]]
@@ -137,11 +136,9 @@ def profile_bars(
         ax.annotate("proposal", (p + w / 2, near + 0.12 * ymax), ha=side, va="bottom",
                     xytext=(-4 if side == "left" else 4, 0), textcoords="offset points")
         ax.set_title(f"position {i + 1}")
-    svg = finish(fig, name)
-    alt, caption = words.profile_bars_words(props=props, target_rows=target_rows, k=k,
-                                            accept_probabilities=accept_probabilities, tokens=tokens,
-                                            draft_rows=draft_rows, title=title)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.profile_bars_words(
+        props=props, target_rows=target_rows, k=k, accept_probabilities=accept_probabilities, tokens=tokens,
+        draft_rows=draft_rows, title=title))
 
 
 # --- 2. the sampler's output against the target -------------------------------------------------
@@ -174,17 +171,15 @@ def convergence_histograms(
     fig = canvas(0.75 + rows * (1.5 + (0.2 if "\n" in heads[0] else 0) + (0.25 if upright else 0)))
     heading(fig, title, [Patch(**TARGET_BAR), Line2D([], [], **observed)], ["target p", "observed share"])
     for i, ax in enumerate(grid(fig, m, cols)):
-        token_axes(ax, tokens, ymax, probability_ticks(ymax), upright)
+        token_axes(ax, tokens, ymax, upright)
         if i % cols == 0:
             ax.set_ylabel("share")
         ax.bar(range(len(tokens)), [float(v) for v in target_rows[i]], 0.62, **TARGET_BAR)
         ax.plot(range(len(tokens)), [float(v) for v in frequencies[i]], zorder=3, **observed)
         ax.set_title(heads[i])
-    svg = finish(fig, name)
-    alt, caption = words.convergence_histograms_words(m=m, position_labels=position_labels, tokens=tokens,
-                                                      title=title, frequencies=frequencies, target_rows=target_rows,
-                                                      counts=counts)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.convergence_histograms_words(
+        m=m, position_labels=position_labels, tokens=tokens, title=title, frequencies=frequencies,
+        target_rows=target_rows, counts=counts))
 
 
 # --- 3. how fast the Monte Carlo error shrinks --------------------------------------------------
@@ -219,14 +214,7 @@ def error_vs_samples(
     guide = {"color": MUTED, "linewidth": 1.3, "linestyle": (0, (5, 3))}
 
     def frame(ax, most_x: int, most_y: int) -> None:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(*xlim)
-        ax.set_ylim(*ylim)
-        log_axis(ax.xaxis, decades(*xlim, most_x), short_count)
-        log_axis(ax.yaxis, decades(*ylim, most_y), lambda v: f"{v:g}")
-        ax.grid(True)
-        ax.set_axisbelow(True)
+        log_log(ax, xlim, ylim, decades(*xlim, most_x), decades(*ylim, most_y), short_count)
         ax.plot(guide_n, guide_e, zorder=1, **guide)
 
     many = len(drawn) > MANY
@@ -247,10 +235,7 @@ def error_vs_samples(
         cols = 3
         rows = math.ceil(len(drawn) / cols)
         fig = canvas(1.0 + rows * 1.25)
-        axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).ravel()
-        for ax in axes[len(drawn):]:
-            ax.set_visible(False)
-        for i, (ax, (label, pts)) in enumerate(zip(axes, drawn)):
+        for i, (ax, (label, pts)) in enumerate(zip(grid(fig, len(drawn), cols, sharex=True), drawn)):
             frame(ax, 2, 3)
             for other, opts in drawn:
                 if other != label:
@@ -265,9 +250,8 @@ def error_vs_samples(
         heading(fig, title, [Line2D([], [], color=TARGET, linewidth=1.6, marker="o", markersize=3.5),
                      Line2D([], [], color=GREY, linewidth=0.8), Line2D([], [], **guide)],
                ["the panel's profile", "the others", "1/\u221an"])
-    svg = finish(fig, name)
-    alt, caption = words.error_vs_samples_words(many=many, slope=slope, drawn=drawn, title=title)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.error_vs_samples_words(many=many, slope=slope, drawn=drawn,
+                                                                          title=title))
 
 
 # --- 4. how many tokens one round commits -------------------------------------------------------
@@ -313,22 +297,14 @@ def round_length_distribution(
             ax.annotate(f"E[N] = {decimal(mu)}", (mu, y), xytext=(7 if right else -7, 0), textcoords="offset points",
                         ha="left" if right else "right", va="center")
         handles.append((Patch(**bar_style(i)), Line2D([], [], **pin)))
-    ax.set_xlim(0.4, k + 1.6)
-    ax.set_ylim(0, ymax)
-    ax.xaxis.set_major_locator(FixedLocator(n_values))
-    ax.tick_params(axis="x", length=0)
-    ax.yaxis.set_major_locator(FixedLocator([v for v in matplotlib.ticker.MaxNLocator(4).tick_values(0, top)
-                                             if 0 <= v <= top * 1.1]))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: decimals.pct(v)))
-    ax.grid(axis="y")
-    ax.set_axisbelow(True)
+    yticks = [v for v in matplotlib.ticker.MaxNLocator(4).tick_values(0, top) if 0 <= v <= top * 1.1]
+    bar_axes(ax, (0.4, k + 1.6), ymax, n_values, yticks, decimals.pct)
     ax.set_xlabel(wrap(fig, f"tokens committed in one round, N (k = {k} proposals; N = {k + 1}: all accepted plus "
                             "the bonus)", WIDTH * 72 - 60))
     ax.set_ylabel("probability")
     heading(fig, "", handles, [f"{label}, E[N] = {decimal(mu)}" for (label, _), mu in zip(series, means)], most=1)
-    svg = finish(fig, name)
-    alt, caption = words.round_length_distribution_words(k=k, series=series, means=means, n_values=n_values)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.round_length_distribution_words(k=k, series=series, means=means,
+                                                                                    n_values=n_values))
 
 
 # --- 5. speedup against draft length ------------------------------------------------------------
@@ -357,11 +333,12 @@ def speedup_vs_k(
         colour = PALETTE[i % len(PALETTE)]
         handles += ax.plot([int(kk) for kk, _ in pts], [float(s) for _, s in pts], color=colour, linewidth=1.5,
                            marker=MARKERS[i % len(MARKERS)], markersize=4.5)
-        labels.append(f"{label}, best K = {best_of[label][0]}" if label in best_of else label)
         if label in best_of:
             kk, s = best_of[label]
             ax.plot([kk], [float(s)], marker="*", markersize=14, color=colour, markeredgecolor=INK,
                     markeredgewidth=0.8, linestyle="none", zorder=4)
+            label = f"{label}, best K = {kk}"
+        labels.append(label)
     handles += [Line2D([], [], marker="*", markersize=12, color=MUTED, markeredgecolor=INK, linestyle="none"),
                 Line2D([], [], **flat)]
     labels += ["best K", "no gain (1\u00d7)"]
@@ -375,9 +352,8 @@ def speedup_vs_k(
     ax.set_xlabel("draft length K")
     ax.set_ylabel("speedup \u00d7")
     heading(fig, title, handles, labels, most=2)
-    svg = finish(fig, name)
-    alt, caption = words.speedup_vs_k_words(curves=curves, best=best, cost=cost, best_of=best_of)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.speedup_vs_k_words(curves=curves, best=best, cost=cost,
+                                                                       best_of=best_of))
 
 
 # --- 6. why verifying several positions costs about as much as one ------------------------------
@@ -412,17 +388,9 @@ def roofline(
     memory = {"color": PALETTE[0], "linewidth": 1.4, "linestyle": (0, (5, 3))}
     compute = {"color": PALETTE[1], "linewidth": 1.8, "linestyle": (0, (1.5, 2))}
     modelled = {"color": INK, "linewidth": 1.8, "marker": "o", "markersize": 4}
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    xlim = (pos[0] / 1.3, pos[-1] * 1.3)
     ylim = (min(times + floor) / 1.6, max(times + slope) * 1.4)
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
     powers = [p for p in (2 ** e for e in range(24)) if pos[0] <= p <= pos[-1]]
-    log_axis(ax.xaxis, powers[::max(1, math.ceil(len(powers) / 6))], lambda v: f"{v:g}")
-    log_axis(ax.yaxis, log_ticks(*ylim), lambda v: f"{v:g}")
-    ax.grid(True)
-    ax.set_axisbelow(True)
+    log_log(ax, (pos[0] / 1.3, pos[-1] * 1.3), ylim, powers[::max(1, math.ceil(len(powers) / 6))], log_ticks(*ylim))
     handles = ax.plot(pos, floor, **memory) + ax.plot(pos, slope, **compute) + ax.plot(pos, times, **modelled)
     if crossing is not None and pos[0] <= crossing <= pos[-1]:
         ax.axvline(crossing, color=MUTED, linewidth=0.9, linestyle=(0, (1, 1.65)))
@@ -433,10 +401,9 @@ def roofline(
     ax.set_title(wrap(fig, f"A model, not a measurement: {model_label}", WIDTH * 72 - 70), loc="left", color=MUTED)
     heading(fig, "Time per forward pass (a cost model)", handles, ["memory floor", "compute slope", "modelled time"],
             most=2)
-    svg = finish(fig, name)
-    alt, caption = words.roofline_words(crossing=crossing, model_label=model_label, draft_positions=draft_positions,
-                                        draft_ms=draft_ms, times=times, pos=pos, flat=flat)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.roofline_words(
+        crossing=crossing, model_label=model_label, draft_positions=draft_positions, draft_ms=draft_ms, times=times,
+        pos=pos, flat=flat))
 
 
 # --- 7. acceptance rate per position ------------------------------------------------------------
@@ -460,21 +427,12 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
             for j, a in enumerate(alphas):
                 ax.annotate(exact(a), (j + offset, float(a)), xytext=(0, 2), textcoords="offset points", ha="center",
                             va="bottom")
-    ax.set_xlim(-0.5, len(labels) - 0.5)
-    ax.set_ylim(0, 1.14)
-    ax.xaxis.set_major_locator(FixedLocator(range(len(labels))))
+    bar_axes(ax, (-0.5, len(labels) - 0.5), 1.14, range(len(labels)), [0, 0.25, 0.5, 0.75, 1])
     ax.set_xticklabels(shown)
-    ax.tick_params(axis="x", length=0)
-    ax.yaxis.set_major_locator(FixedLocator([0, 0.25, 0.5, 0.75, 1]))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.grid(axis="y")
-    ax.set_axisbelow(True)
     ax.set_xlabel("position")
     ax.set_ylabel("acceptance rate \u03b1")
     heading(fig, "", [Patch(**bar_style(i)) for i in range(m)], [profile for profile, _ in rates], most=2)
-    svg = finish(fig, name)
-    alt, caption = words.acceptance_bars_words(rates=rates, labels=labels)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.acceptance_bars_words(rates=rates, labels=labels))
 
 
 # --- 8. the opening picture: plain decoding and each draft over the same time ------------------
@@ -542,10 +500,8 @@ def timeline(
     ax.set_axisbelow(True)
     ax.set_xlabel("time, in target passes")
     heading(fig, "", [Patch(**target), Patch(**drafting)], ["target pass", f"draft step ({exact(draft_step)} pass)"])
-    svg = finish(fig, name)
-    alt, caption = words.timeline_words(rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes,
-                                        totals=totals, span=span, passes=passes)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.timeline_words(
+        rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes, totals=totals, span=span, passes=passes))
 
 
 # --- 9. why the output is exact: what the check keeps plus what the residual adds is p ----------
@@ -572,7 +528,7 @@ def exactness(
     accepted = {"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.6}
     residual = {"facecolor": RESIDUAL, "edgecolor": INK, "linewidth": 0.6, "hatch": "."}
     for ax, (label, position, p, q, kept, topped, alpha) in zip(grid(fig, len(panels), 1), panels):
-        token_axes(ax, tokens, ymax, probability_ticks(ymax), upright)
+        token_axes(ax, tokens, ymax, upright)
         ax.set_ylabel("probability")
         xs = range(len(tokens))
         ax.bar([j - w for j in xs], [float(v) for v in p], w, **TARGET_BAR)
@@ -583,6 +539,4 @@ def exactness(
     heading(fig, "Kept plus residual is exactly p, whatever q is",
             [Patch(**TARGET_BAR), Patch(**accepted), Patch(**residual), Patch(**DRAFT_BAR)],
             ["target p", "kept: min(p, q)", "residual: (1 \u2212 \u03b1)\u00b7r", "draft q"], most=2)
-    svg = finish(fig, name)
-    alt, caption = words.exactness_words(panels=panels, tokens=tokens)
-    return Figure(name, svg, alt, caption)
+    return Figure(name, finish(fig, name), *words.exactness_words(panels=panels, tokens=tokens))
