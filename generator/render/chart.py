@@ -207,13 +207,6 @@ def bar_axes(ax, xlim: tuple[float, float], ymax: float, xticks: Sequence[float]
     ax.set_axisbelow(True)
 
 
-def token_axes(ax, tokens: Sequence[str], ymax: float, upright: bool) -> None:
-    """A small bar chart over tokens, its probabilities marked every 0.5 (every 1 when they run higher)."""
-    step = 0.5 if ymax <= 1.3 else 1.0
-    bar_axes(ax, (-0.6, len(tokens) - 0.4), ymax, range(len(tokens)), [i * step for i in range(int(ymax / step) + 1)])
-    ax.set_xticklabels(tokens, rotation=90 if upright else 0)
-
-
 def grid(fig: Canvas, panels: int, cols: int, sharex: bool = False) -> list:
     """Axes for panels in rows of cols, sharing their y axis; the grid's empty places hidden."""
     rows = math.ceil(panels / cols)
@@ -221,6 +214,21 @@ def grid(fig: Canvas, panels: int, cols: int, sharex: bool = False) -> list:
     for ax in axes[panels:]:
         ax.set_visible(False)
     return list(axes[:panels])
+
+
+def token_grid(fig: Canvas, tokens: Sequence[str], panels: int, cols: int, ymax: float, upright: bool,
+               ylabel: str) -> list:
+    """A grid() of small bar charts over tokens, the y axis labelled down the first column and marked every 0.5
+    (every 1 when the bars run higher)."""
+    step = 0.5 if ymax <= 1.3 else 1.0
+    yticks = [j * step for j in range(int(ymax / step) + 1)]
+    axes = grid(fig, panels, cols)
+    for i, ax in enumerate(axes):
+        bar_axes(ax, (-0.6, len(tokens) - 0.4), ymax, range(len(tokens)), yticks)
+        ax.set_xticklabels(tokens, rotation=90 if upright else 0)
+        if i % cols == 0:
+            ax.set_ylabel(ylabel)
+    return axes
 
 
 def log_log(ax, xlim: tuple[float, float], ylim: tuple[float, float], xticks: Sequence[float],

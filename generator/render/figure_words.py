@@ -90,7 +90,6 @@ def argmax(values: Sequence[float]) -> int:
 
 
 def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draft_rows, title) -> tuple[str, str]:
-    """The alt text and caption of figures.profile_bars."""
     said, sure, never = [], [], []
     for i, p in enumerate(props):
         t, d, a = target_rows[i][p], draft_rows[i][p], accept_probabilities[i]
@@ -121,7 +120,6 @@ def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draf
 
 
 def convergence_histograms_words(m, position_labels, tokens, title, frequencies, target_rows, counts) -> tuple[str, str]:
-    """The alt text and caption of figures.convergence_histograms."""
     gaps, parts = [], []
     for i in range(m):
         if not counts[i]:  # no simulated round reached this position: nothing observed to compare
@@ -144,7 +142,6 @@ def convergence_histograms_words(m, position_labels, tokens, title, frequencies,
 
 
 def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
-    """The alt text and caption of figures.error_vs_samples."""
     described = [f"{label}: {significant(pts[0][1])} at {count(pts[0][0])} samples down to {significant(pts[-1][1])} at "
                  f"{count(pts[-1][0])}" for label, pts in drawn]
     shape = "One small panel per series, each highlighting its own line over the others in grey. " if many else ""
@@ -158,7 +155,6 @@ def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
 
 
 def round_length_distribution_words(k, series, means, n_values) -> tuple[str, str]:
-    """The alt text and caption of figures.round_length_distribution."""
     described = [f"{label}: " + ", ".join(f"N = {n}: {pct(p)}" for n, p in zip(n_values, probs))
                  + f"; expected {decimal(mu)} tokens" for (label, probs), mu in zip(series, means)]
     alt = (f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
@@ -172,7 +168,6 @@ def round_length_distribution_words(k, series, means, n_values) -> tuple[str, st
 
 
 def speedup_vs_k_words(curves, best, cost, best_of) -> tuple[str, str]:
-    """The alt text and caption of figures.speedup_vs_k."""
     described = []
     for label, pts in curves:
         first, last = pts[0], pts[-1]
@@ -203,7 +198,6 @@ def speedup_vs_k_words(curves, best, cost, best_of) -> tuple[str, str]:
 
 
 def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos, flat) -> tuple[str, str]:
-    """The alt text and caption of figures.roofline."""
     knee_words = f", the knee near {decimal(crossing, 0)} positions where compute overtakes memory" if crossing else ""
     alt = (f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
            f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
@@ -226,7 +220,6 @@ def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos,
 
 
 def acceptance_bars_words(rates, labels) -> tuple[str, str]:
-    """The alt text and caption of figures.acceptance_bars."""
     described = [f"{profile}: " + ", ".join(f"{exact(a)} at {lab}" for lab, a in zip(labels, alphas))
                  for profile, alphas in rates]
     alt = ("Bar chart of the acceptance rate at each position, the chance that the draft's proposal there "
@@ -243,7 +236,6 @@ def acceptance_bars_words(rates, labels) -> tuple[str, str]:
 
 
 def timeline_words(rounds, k, plain, draft_step, lanes, totals, span, passes) -> tuple[str, str]:
-    """The alt text and caption of figures.timeline."""
     per_lane = "; ".join(f"{label}: {decimal(e)} tokens expected per round, {decimal(t)} over the {rounds} rounds"
                          for (label, e), t in zip(lanes, totals))
     alt = (f"Timeline over the same {decimal(span, 0) if span.denominator == 1 else decimal(span)} target passes for "
@@ -260,7 +252,6 @@ def timeline_words(rounds, k, plain, draft_step, lanes, totals, span, passes) ->
 
 
 def exactness_words(panels, tokens) -> tuple[str, str]:
-    """The alt text and caption of figures.exactness."""
     described = []
     for label, position, p, q, kept, topped, alpha in panels:
         parts = [f"{quote(t)}: {exact(a)} kept + {exact(b)} from the residual = {exact(pp)} (q = {exact(qq)})"

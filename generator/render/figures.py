@@ -1,22 +1,13 @@
 """Charts for the explainer, drawn by matplotlib: numbers in, an SVG with its alt text and caption out.
 
 Each function draws one chart from numbers the engine already computed and writes the alt text and
-caption from those same numbers, so what a screen-reader user hears cannot drift from what the picture
-shows. Nothing here knows about templates, pages or files; `draw(job)` is what the build calls.
+caption from those same numbers (figure_words.py), so what a screen-reader user hears cannot drift from what
+the picture shows. Nothing here knows about templates, pages or files; `draw(job)` is what the build calls.
 
-How a figure is made (the same for every one; chart.py holds the machinery, figure_words.py the words):
-- matplotlib's object API on the Agg canvas (no pyplot, no global state); every setting comes from
-  style(name) through matplotlib.rc_context, around the whole drawing and the SVG writing.
-- Drawn for a phone first: WIDTH inches (331.2 SVG units) wide, every text FONT units or more, so in the
-  358 CSS px a 390 px phone gives a figure each text renders at 11.9 px; wider screens show it larger.
-  Constrained layout sets the margins from the labels each chart actually has.
-- After the layout, every pair of texts is compared with matplotlib's own measurements
-  (get_window_extent with the figure's renderer): an overlap, or a text leaving the figure, refuses it.
-- SVG with real <text> (svg.fonttype none) in a font stack that starts with DejaVu Sans, the font the
-  layout was measured in, and falls back only to families whose glyphs are no wider; svg.hashsalt is the
-  figure's name and the metadata holds no date, so the bytes are the same from build to build.
-- Colours come from palette.py by role; draw() makes the dark variant by mapping them (palette.dark).
-  Colour never carries meaning alone: each colour is paired with a hatch, a marker, a line style or a label.
+Every chart is drawn on chart.py's canvas, in its style: for a phone's column first, with real SVG text in a
+font it was measured in, the same bytes from build to build, and refused if any two texts collide. Colours come
+from palette.py by role, and draw() makes the dark variant by mapping them (palette.dark). Colour never carries
+meaning alone: each colour is paired with a hatch, a marker, a line style or a label.
 """
 from __future__ import annotations
 
@@ -56,13 +47,11 @@ from .chart import (
     panel_columns,
     short_count,
     text_width,
-    token_axes,
+    token_grid,
     wrap,
 )
-from .figure_words import count, decimal, exact
+from .figure_words import Number, count, decimal, exact
 from .palette import ACCEPTED, CARD, DRAFT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
-
-Number = float | int | Fraction
 
 
 @dataclass(frozen=True)
@@ -115,10 +104,7 @@ def profile_bars(
     fig = canvas(0.75 + rows * (1.45 + (0.25 if upright else 0)))
     heading(fig, title, [Patch(**TARGET_BAR), Patch(**DRAFT_BAR), Patch(**PROPOSED_BAR)],
            ["target p", "draft q", "draft's proposal \u25bc"])
-    for i, ax in enumerate(grid(fig, k + 1, cols)):
-        token_axes(ax, tokens, ymax, upright)
-        if i % cols == 0:
-            ax.set_ylabel("probability")
+    for i, ax in enumerate(token_grid(fig, tokens, k + 1, cols, ymax, upright, "probability")):
         t = [float(p) for p in target_rows[i]]
         if i == k:
             ax.bar(range(len(tokens)), t, 2 * w, **TARGET_BAR)
@@ -170,10 +156,7 @@ def convergence_histograms(
     rows = math.ceil(m / cols)
     fig = canvas(0.75 + rows * (1.5 + (0.2 if "\n" in heads[0] else 0) + (0.25 if upright else 0)))
     heading(fig, title, [Patch(**TARGET_BAR), Line2D([], [], **observed)], ["target p", "observed share"])
-    for i, ax in enumerate(grid(fig, m, cols)):
-        token_axes(ax, tokens, ymax, upright)
-        if i % cols == 0:
-            ax.set_ylabel("share")
+    for i, ax in enumerate(token_grid(fig, tokens, m, cols, ymax, upright, "share")):
         ax.bar(range(len(tokens)), [float(v) for v in target_rows[i]], 0.62, **TARGET_BAR)
         ax.plot(range(len(tokens)), [float(v) for v in frequencies[i]], zorder=3, **observed)
         ax.set_title(heads[i])
@@ -527,9 +510,8 @@ def exactness(
     fig = canvas(0.95 + len(panels) * (1.7 + (0.25 if upright else 0)))
     accepted = {"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.6}
     residual = {"facecolor": RESIDUAL, "edgecolor": INK, "linewidth": 0.6, "hatch": "."}
-    for ax, (label, position, p, q, kept, topped, alpha) in zip(grid(fig, len(panels), 1), panels):
-        token_axes(ax, tokens, ymax, upright)
-        ax.set_ylabel("probability")
+    axes = token_grid(fig, tokens, len(panels), 1, ymax, upright, "probability")
+    for ax, (label, position, p, q, kept, topped, alpha) in zip(axes, panels):
         xs = range(len(tokens))
         ax.bar([j - w for j in xs], [float(v) for v in p], w, **TARGET_BAR)
         ax.bar(xs, [float(v) for v in kept], w, **accepted)
