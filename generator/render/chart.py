@@ -238,17 +238,14 @@ def log_log(ax, xlim: tuple[float, float], ylim: tuple[float, float], xticks: Se
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
-    log_axis(ax.xaxis, xticks, xlabel)
-    log_axis(ax.yaxis, yticks, "{:g}".format)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: xlabel(v)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    for axis, ticks in ((ax.xaxis, xticks), (ax.yaxis, yticks)):
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_minor_locator(NullLocator())
+        axis.set_minor_formatter(NullFormatter())
     ax.grid(True)
     ax.set_axisbelow(True)
-
-
-def log_axis(axis, values: Sequence[float], label: Callable[[float], str]) -> None:
-    axis.set_major_locator(FixedLocator(values))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
-    axis.set_minor_locator(NullLocator())
-    axis.set_minor_formatter(NullFormatter())
 
 
 def decades(lo: float, hi: float, most: int) -> list[float]:

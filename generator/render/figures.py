@@ -79,15 +79,9 @@ def draw(job) -> tuple[str, str, str, str, str]:
 
 
 @figure
-def profile_bars(
-    name: str,
-    tokens: Sequence[str],
-    target_rows: Sequence[Sequence[Number]],
-    draft_rows: Sequence[Sequence[Number]],
-    proposals: Sequence[int | str],
-    title: str,
-    accept_probabilities: Sequence[Number],
-) -> Figure:
+def profile_bars(name: str, tokens: Sequence[str], target_rows: Sequence[Sequence[Number]],
+                 draft_rows: Sequence[Sequence[Number]], proposals: Sequence[int | str], title: str,
+                 accept_probabilities: Sequence[Number]) -> Figure:
     """One small panel per position, so the reader compares two bars for the same token rather than two curves.
 
     accept_probabilities are min(1, p/q) of each position's proposal, as the analysis computed them. The target
@@ -131,15 +125,9 @@ def profile_bars(
 
 
 @figure
-def convergence_histograms(
-    name: str,
-    tokens: Sequence[str],
-    position_labels: Sequence[str],
-    target_rows: Sequence[Sequence[Number]],
-    frequencies: Sequence[Sequence[Number]],
-    samples: int | Sequence[int],
-    title: str,
-) -> Figure:
+def convergence_histograms(name: str, tokens: Sequence[str], position_labels: Sequence[str],
+                           target_rows: Sequence[Sequence[Number]], frequencies: Sequence[Sequence[Number]],
+                           samples: int | Sequence[int], title: str) -> Figure:
     """The target p as solid bars, what the sampler committed as a mark: agreement is a mark on its bar's top."""
     tokens = list(tokens)
     m = len(position_labels)
@@ -171,12 +159,8 @@ MANY = 6  # more series than this are drawn as small multiples, one highlighted 
 
 
 @figure
-def error_vs_samples(
-    name: str,
-    series: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
-    title: str,
-    slope: float | None = None,
-) -> Figure:
+def error_vs_samples(name: str, series: Sequence[tuple[str, Sequence[tuple[int, Number]]]], title: str,
+                     slope: float | None = None) -> Figure:
     """Log-log, so 1/sqrt(n) is a straight line the reader can hold each curve against.
 
     slope is the curves' mean fitted log-log slope, as the analysis computed it; None leaves it unsaid. Up to
@@ -241,12 +225,8 @@ def error_vs_samples(
 
 
 @figure
-def round_length_distribution(
-    name: str,
-    series: Sequence[tuple[str, Sequence[Number]]],
-    k: int,
-    expected: Sequence[Number],
-) -> Figure:
+def round_length_distribution(name: str, series: Sequence[tuple[str, Sequence[Number]]], k: int,
+                              expected: Sequence[Number]) -> Figure:
     """Grouped bars of P(N = n), each draft's expected N marked, since the mean is what the speedup uses.
 
     expected holds each series' E[N], as the analysis computed it.
@@ -294,12 +274,8 @@ def round_length_distribution(
 
 
 @figure
-def speedup_vs_k(
-    name: str,
-    curves: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
-    best: Sequence[tuple[str, int, Number]],
-    cost: Number | None = None,
-) -> Figure:
+def speedup_vs_k(name: str, curves: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
+                 best: Sequence[tuple[str, int, Number]], cost: Number | None = None) -> Figure:
     """Each curve rises while another draft token is likely to be kept and falls once it mostly costs; the star is
     the turn. cost is the draft's cost per token as a fraction of a target step (c); the title names it."""
     ks = sorted({int(kk) for _, pts in curves for kk, _ in pts})
@@ -343,17 +319,9 @@ def speedup_vs_k(
 
 
 @figure
-def roofline(
-    name: str,
-    positions: Sequence[int],
-    times_ms: Sequence[Number],
-    memory_ms: Number | Sequence[Number],
-    compute_ms: Number | Sequence[Number],
-    model_label: str,
-    knee: Number | None = None,
-    draft_positions: int | None = None,
-    draft_ms: Number | None = None,
-) -> Figure:
+def roofline(name: str, positions: Sequence[int], times_ms: Sequence[Number], memory_ms: Number | Sequence[Number],
+             compute_ms: Number | Sequence[Number], model_label: str, knee: Number | None = None,
+             draft_positions: int | None = None, draft_ms: Number | None = None) -> Figure:
     """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
 
     memory_ms is the weight-reading floor (one number or one per position); compute_ms is either the compute time
@@ -422,14 +390,8 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
 
 
 @figure
-def timeline(
-    name: str,
-    draft_step: Number,
-    verify_step: Number,
-    round_cost: Number,
-    k: int,
-    lanes: Sequence[tuple[str, Number]],
-) -> Figure:
+def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Number, k: int,
+             lanes: Sequence[tuple[str, Number]]) -> Figure:
     """Lanes over the same span of time, in target passes: plain decoding on top, then each draft's rounds.
 
     `lanes` holds, per draft, its name and its expected tokens per round E[N]. A plain pass costs `verify_step`; a
