@@ -161,10 +161,10 @@ def _items(facts: Facts, each: str) -> tuple[tuple[str | None, Any], ...]:
     raise ValueError(f"unknown figure scope {each!r}")
 
 
-def jobs(facts: Facts, registry: tuple[FigureSpec, ...] | None = None) -> tuple[FigureJob, ...]:
+def jobs(facts: Facts) -> tuple[FigureJob, ...]:
     """Every figure the site shows, with the arguments its drawing function is called with."""
     out = []
-    for spec in REGISTRY if registry is None else registry:
+    for spec in REGISTRY:
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}

@@ -40,11 +40,6 @@ def decimal(x: Number, digits: int = 2) -> str:
     return decimals.fixed(x, digits)
 
 
-def pct(x: Number) -> str:
-    """A share as a percentage to one decimal: 0.648 -> 64.8%."""
-    return decimals.pct(x, 1)
-
-
 def signed(x: Number) -> str:
     """Two decimals with a true minus sign: -0.505 -> −0.51."""
     return decimals.fixed(x, 2).replace("-", "\u2212")
@@ -61,8 +56,8 @@ def and_(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def places(labels: Sequence[str]) -> str:
-    """Position labels as a phrase: "positions 1, 4 and 5" from ["1", "4", "5"] or ["position 1", ...]."""
+def places(labels: Sequence[str | int]) -> str:
+    """Position labels as a phrase: "positions 1, 4 and 5" from [1, 4, 5], ["1", "4", "5"] or ["position 1", ...]."""
     labels = [str(lab).removeprefix("position ") for lab in labels]
     if all(lab.isdigit() for lab in labels):
         return ("positions " if len(labels) > 1 else "position ") + and_(labels)
@@ -103,17 +98,16 @@ def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draf
             verdict = f"so it is accepted with probability {exact(a)}"
         said.append(f"Position {i + 1}: the draft proposes {quote(tokens[p])}, which it gives {exact(d)} "
                     f"and the target {exact(t)}, {verdict}")
-    bonus = target_rows[k]
-    best = max(range(len(tokens)), key=lambda j: (float(bonus[j]), -j))
+    best = argmax([float(v) for v in target_rows[k]])
     alt = (f"{title}. One small bar chart per position comparing the target's and the draft's probabilities for the "
            f"tokens {and_([quote(t) for t in tokens])}. " + "; ".join(said)
            + f". Bonus position {k + 1} shows the target alone; its most likely token is "
-           f"{quote(tokens[best])} at {exact(bonus[best])}.")
-    certain = (f"{'All' if len(sure) == k else f'{len(sure)} of the'} {k} proposals ({places([str(s) for s in sure])}) "
+           f"{quote(tokens[best])} at {exact(target_rows[k][best])}.")
+    certain = (f"{'All' if len(sure) == k else f'{len(sure)} of the'} {k} proposals ({places(sure)}) "
                "get at least as much probability from the target as from the draft, so they are accepted for certain"
                if sure else "No proposal is accepted for certain")
     if never:
-        certain += f"; the target never produces the proposal at {places([str(n) for n in never])}"
+        certain += f"; the target never produces the proposal at {places(never)}"
     caption = ("Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
                f"proposed. {certain}.")
     return alt, caption
@@ -128,7 +122,7 @@ def convergence_histograms_words(m, position_labels, tokens, title, frequencies,
         diffs = [abs(decimals.exact(f) - decimals.exact(t)) for f, t in zip(frequencies[i], target_rows[i])]  # exact gaps
         j = argmax(diffs)
         gaps.append((diffs[j], i, j))
-        likely = max(range(len(tokens)), key=lambda a: (float(target_rows[i][a]), -a))
+        likely = argmax([float(v) for v in target_rows[i]])
         parts.append(f"{position_labels[i]} ({count(counts[i])} rounds): {quote(tokens[likely])} observed "
                      f"{decimal(frequencies[i][likely], 3)} against target {exact(target_rows[i][likely])}, "
                      f"largest gap {decimal(diffs[j], 4)}")
@@ -155,7 +149,7 @@ def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
 
 
 def round_length_distribution_words(k, series, means, n_values) -> tuple[str, str]:
-    described = [f"{label}: " + ", ".join(f"N = {n}: {pct(p)}" for n, p in zip(n_values, probs))
+    described = [f"{label}: " + ", ".join(f"N = {n}: {decimals.pct(p, 1)}" for n, p in zip(n_values, probs))
                  + f"; expected {decimal(mu)} tokens" for (label, probs), mu in zip(series, means)]
     alt = (f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
            f"N = {k + 1} when every proposal is accepted and the bonus is drawn), for each draft. "

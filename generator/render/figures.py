@@ -403,7 +403,7 @@ def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Num
     rounds = next((n for n in range(2, 5) if (n * passes).denominator == 1), 2)
     span = rounds * passes
     plain = span  # one token per pass
-    step, check = float(Fraction(draft_step) / Fraction(verify_step)), 1.0
+    step = float(Fraction(draft_step) / Fraction(verify_step))
     totals = [rounds * Fraction(e) for _, e in lanes]
     bar, lane_gap = 0.2, 0.2  # inches: a bar's height, and the space between a bar and the next lane's label
     probe = canvas(1)
@@ -418,26 +418,25 @@ def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Num
     target = {"facecolor": TARGET, "edgecolor": CARD, "linewidth": 1.0}
     drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "."}
     unit = (WIDTH * 72 - 24) / float(span)  # points per pass, about
-    top = sum(heights)
+
+    def target_pass(x: float, y: float, width: float, text: str) -> None:
+        """A target pass (or the part of one the span holds), its label inside where the label fits."""
+        ax.bar(x, bar, width, y, align="edge", **target)
+        if text_width(probe, text) + 4 <= width * unit:
+            ax.text(x + width / 2, y + bar / 2, text, ha="center", va="center", color=CARD, fontweight="bold")
+
+    y = sum(heights)
     for lane, label in enumerate(labels):
-        y = top - heights[lane]
-        top = y
+        y -= heights[lane]
         ax.annotate(label, (0, y + bar), xytext=(0, 3), textcoords="offset points", va="bottom", ha="left")
         if lane == 0:
             for n in range(math.ceil(plain)):
-                width = min(1.0, float(plain) - n)
-                ax.bar(n, bar, width, y, align="edge", **target)
-                if text_width(probe, str(n + 1)) + 4 <= width * unit:
-                    ax.text(n + width / 2, y + bar / 2, str(n + 1), ha="center", va="center", color=CARD,
-                            fontweight="bold")
+                target_pass(n, y, min(1.0, float(plain) - n), str(n + 1))
             continue
         for r in range(rounds):
             start = r * float(passes)
             ax.bar([start + j * step for j in range(k)], bar * 0.7, step, y + bar * 0.15, align="edge", **drafting)
-            ax.bar(start + k * step, bar, check, y, align="edge", **target)
-            if text_width(probe, "check") + 4 <= check * unit:
-                ax.text(start + k * step + check / 2, y + bar / 2, "check", ha="center", va="center", color=CARD,
-                        fontweight="bold")
+            target_pass(start + k * step, y, 1.0, "check")
     ax.xaxis.set_major_locator(FixedLocator(range(int(span) + 1)))
     ax.yaxis.set_major_locator(NullLocator())
     ax.spines["left"].set_visible(False)

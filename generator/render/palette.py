@@ -18,7 +18,6 @@ MUTED = "#595959"
 FAINT = "#e2e2e2"
 CARD = "#ffffff"
 CARD_EDGE = "#cfcfcf"
-NOTE = "#f3f3f3"
 GREY = "#c4c4c4"  # context lines behind a highlighted one
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -39,7 +38,6 @@ DARK = MappingProxyType({
     FAINT: "#363b45",
     CARD: "#1d2026",
     CARD_EDGE: "#3a3f4a",
-    NOTE: "#262a31",
     GREY: "#4a505c",
     "#0072b2": "#5aa9e6",
     "#d55e00": "#f0883e",
