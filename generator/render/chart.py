@@ -149,14 +149,11 @@ def wrap(fig: Canvas, text: str, width: float, size: float = FONT) -> str:
     return "\n".join(lines).replace("\u00a0", " ")
 
 
-def heading(fig: Canvas, title: str, handles: Sequence = (), labels: Sequence[str] = (), most: int = 3) -> None:
-    """The figure's title flush left across the top, wrapped to the card, and under it the legend (if any) in as
+def heading(fig: Canvas, title: str, handles: Sequence, labels: Sequence[str], most: int = 3) -> None:
+    """The figure's title (if any) flush left across the top, wrapped to the card, and under it the legend in as
     many columns (at most `most`) as fit. One box, so the constrained layout keeps the plots below both."""
     room = WIDTH * 72 - 20
     title = wrap(fig, title, room, TITLE) if title else None
-    if not labels:
-        fig.suptitle(title, x=8 / 72 / WIDTH, ha="left", fontsize=TITLE)
-        return
     for cols in range(min(most, len(labels)), 0, -1):
         box = fig.legend(handles, labels, loc="outside upper left", ncols=cols, title=title, alignment="left",
                          title_fontsize=TITLE)

@@ -127,11 +127,11 @@ def profile_bars(name: str, tokens: Sequence[str], target_rows: Sequence[Sequenc
 @figure
 def convergence_histograms(name: str, tokens: Sequence[str], position_labels: Sequence[str],
                            target_rows: Sequence[Sequence[Number]], frequencies: Sequence[Sequence[Number]],
-                           samples: int | Sequence[int], title: str) -> Figure:
+                           samples: Sequence[int], title: str) -> Figure:
     """The target p as solid bars, what the sampler committed as a mark: agreement is a mark on its bar's top."""
     tokens = list(tokens)
     m = len(position_labels)
-    counts = [int(s) for s in samples] if isinstance(samples, Sequence) else [int(samples)] * m
+    counts = [int(s) for s in samples]
     top = max(float(v) for row in (*target_rows, *frequencies) for v in row)
     ymax = top * 1.15
     observed = {"marker": "_", "markersize": 12, "markeredgewidth": 2.2, "color": INK, "linestyle": "none"}
@@ -319,19 +319,18 @@ def speedup_vs_k(name: str, curves: Sequence[tuple[str, Sequence[tuple[int, Numb
 
 
 @figure
-def roofline(name: str, positions: Sequence[int], times_ms: Sequence[Number], memory_ms: Number | Sequence[Number],
-             compute_ms: Number | Sequence[Number], model_label: str, knee: Number | None = None,
-             draft_positions: int | None = None, draft_ms: Number | None = None) -> Figure:
+def roofline(name: str, positions: Sequence[int], times_ms: Sequence[Number], memory_ms: Number, compute_ms: Number,
+             model_label: str, knee: Number | None = None, draft_positions: int | None = None,
+             draft_ms: Number | None = None) -> Figure:
     """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
 
-    memory_ms is the weight-reading floor (one number or one per position); compute_ms is either the compute time
-    per scored position (one number: a straight slope) or one per position. knee is where compute overtakes
-    memory, as the analysis computed it; None draws no knee.
+    memory_ms is the weight-reading floor, compute_ms the compute time per scored position (a straight slope). knee
+    is where compute overtakes memory, as the analysis computed it; None draws no knee.
     """
     pos = [int(p) for p in positions]
     times = [float(t) for t in times_ms]
-    floor = [float(v) for v in memory_ms] if isinstance(memory_ms, Sequence) else [float(memory_ms)] * len(pos)
-    slope = [float(v) for v in compute_ms] if isinstance(compute_ms, Sequence) else [float(compute_ms) * p for p in pos]
+    floor = [float(memory_ms)] * len(pos)
+    slope = [float(compute_ms) * p for p in pos]
     crossing = None if knee is None else float(knee)
     flat = max(i for i, t in enumerate(times) if t <= 1.1 * times[0])
     fig = canvas(4.3)
