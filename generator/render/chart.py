@@ -121,12 +121,12 @@ def finish(fig: Canvas, name: str) -> str:
     return out.getvalue()
 
 
+@figure
 def render_svg(name: str, draw_on: Callable[[Canvas], None], height: float = 3.0) -> str:
     """Draw on a fresh canvas in a figure's style, check it and return its SVG (tests plant collisions this way)."""
-    with matplotlib.rc_context(style(name)):
-        fig = canvas(height)
-        draw_on(fig)
-        return finish(fig, name)
+    fig = canvas(height)
+    draw_on(fig)
+    return finish(fig, name)
 
 
 # --- helpers ------------------------------------------------------------------------------------
