@@ -10,11 +10,11 @@ from __future__ import annotations
 import glob
 import importlib.metadata
 import re
-from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
 from ..errors import UserError
+from .ngram import split_held_out
 
 MIN_CHARS = 1000  # below this there is nothing to learn
 MIN_HELD_OUT_CHARS = 50  # and below this, nothing to measure on
@@ -25,14 +25,6 @@ VERSE_OFFSET = re.compile(r"^\s+(\d+): (\d+),$", re.M)
 
 class CorpusError(UserError):
     pass
-
-
-@dataclass(frozen=True)
-class Source:
-    """One corpus file as read: where it lives (for error messages and the README) and its text."""
-
-    path: str
-    text: str
 
 
 def locate(package: str, files: str, base: Path, place: str) -> list[Path]:
@@ -113,23 +105,18 @@ def bible_books(path: Path, place: str, books: tuple[int, ...]) -> str:
     return "\n".join(chapters) + "\n"
 
 
-def load_sources(package: str, files: str, books: tuple[int, ...], base: Path, place: str) -> tuple[str, list[Source]]:
-    """The corpus text (files joined in path order) and the files it came from."""
+def load_sources(package: str, files: str, books: tuple[int, ...], base: Path, place: str) -> tuple[str, list[Path]]:
+    """The corpus text (files joined in path order, each ending in a newline) and the files it came from."""
     paths = locate(package, files, base, place)
-    sources = []
-    for path in paths:
-        text = bible_books(path, place, books) if books else read_text(path, place)
-        sources.append(Source(str(path), text))
-    text = "".join(s.text if s.text.endswith("\n") else s.text + "\n" for s in sources)
-    from .ngram import split_held_out
-
+    texts = [bible_books(path, place, books) if books else read_text(path, place) for path in paths]
+    text = "".join(t if t.endswith("\n") else t + "\n" for t in texts)
     held_out = split_held_out(text)[1]
     if len(text) < MIN_CHARS or len(held_out) < MIN_HELD_OUT_CHARS:
         raise CorpusError(
             f"{paths[0]}: {place}: too short to train and measure on: {len(text)} characters, {len(held_out)} of them "
             f"in the last tenth held out (cut at a line start); needs at least {MIN_CHARS} and {MIN_HELD_OUT_CHARS}"
         )
-    return text, sources
+    return text, paths
 
 
 def licence_text(package: str) -> str | None:
