@@ -22,7 +22,7 @@ import numpy as np
 
 PROSE, CODE = "prose", "code"
 KINDS = (PROSE, CODE)
-HELD_OUT_SHARE = 0.1
+HELD_OUT_SHARE = 0.1  # the last tenth of each corpus is held out
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ class Corpus:
     held_out: str
 
 
-def split_held_out(text: str, share: float = HELD_OUT_SHARE) -> tuple[str, str]:
-    """The last share of the text, cut at a line start so no held-out line was half seen in training."""
-    cut = int(len(text) * (1 - share))
+def split_held_out(text: str) -> tuple[str, str]:
+    """The last HELD_OUT_SHARE of the text, cut at a line start so no held-out line was half seen in training."""
+    cut = int(len(text) * (1 - HELD_OUT_SHARE))
     newline = text.find("\n", cut)
     cut = len(text) if newline < 0 else newline + 1
     return text[:cut], text[cut:]
@@ -163,14 +163,11 @@ def count_digest(export: dict) -> str:
     return f"{fnv1a_32('|'.join(parts).encode('utf-8')):08x}"
 
 
-FNV_OFFSET, FNV_PRIME = 0x811C9DC5, 0x01000193
-
-
 def fnv1a_32(data: bytes) -> int:
     """FNV-1a, 32 bits: h = offset, then h = (h XOR byte) * prime mod 2^32 for each byte."""
-    h = FNV_OFFSET
+    h = 0x811C9DC5  # the offset basis
     for byte in data:
-        h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFF
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF  # the prime
     return h
 
 
@@ -188,13 +185,12 @@ class Model:
     def __init__(self, export: dict, vocab: str) -> None:
         self.vocab = vocab
         self.order = int(export["order"])
-        self.base = len(vocab)
-        size = self.base
+        self.base = size = len(vocab)
         self._keys: list[np.ndarray] = []  # per context length, the kept contexts' keys, sorted
         self._contexts: list[tuple[str, np.ndarray]] = []  # and the export's contexts with where each went
         counts = [len(level["followers"]) for level in export["levels"]]
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # where each level's rows start
-        self._table = np.zeros((int(self._offsets[-1]), size))  # every kept context's row, level by level
+        self.table = np.zeros((int(self._offsets[-1]), size))  # every kept context's row, level by level
         parent_rows = np.full((1, size), 1.0 / size)
         for length, level in enumerate(export["levels"]):
             n_ctx = len(level["followers"])
@@ -204,7 +200,7 @@ class Model:
                 keys = keys * self.base + digits[:, j]
             order = np.argsort(keys, kind="stable")
             in_order = bool((order == np.arange(n_ctx)).all())  # as train_export lists them: rows go straight in
-            level_rows = self._table[self._offsets[length]:self._offsets[length + 1]]
+            level_rows = self.table[self._offsets[length]:self._offsets[length + 1]]
             rows = level_rows if in_order else np.empty((n_ctx, size))
             followers = np.asarray(level["followers"], dtype=np.int64)
             owner = np.repeat(np.arange(n_ctx), followers)
@@ -220,8 +216,12 @@ class Model:
             gamma = (d1 * n1 + d2 * n2 + d3 * n3) / totals
             # the parent: the context without its first character, kept one level down (the kept sets are
             # suffix-closed); the empty context's parent is the uniform row
-            parent = (np.zeros(n_ctx, dtype=np.int64) if length == 0
-                      else self._find(length - 1, keys % self.base ** (length - 1)))
+            if length == 0:
+                parent = np.zeros(n_ctx, dtype=np.intp)
+            else:
+                parent = self._places(length - 1, keys % self.base ** (length - 1))
+                if (parent < 0).any():
+                    raise KeyError(f"a context of length {length} whose suffix is not kept")
             # rows = max(a - D, 0) / A + gamma * parent: the first term is 0 but at the followers, and 0 / A + x
             # is x, so gamma * parent everywhere, then the followers' entries, each sum as written
             np.take(parent_rows, parent, axis=0, out=rows)
@@ -242,14 +242,6 @@ class Model:
             raise KeyError(text[int(np.argmax(codes < 0))])
         return codes
 
-    def _find(self, length: int, keys: np.ndarray) -> np.ndarray:
-        """Where each of keys stands among the kept contexts of that length; a key not kept is a KeyError."""
-        table = self._keys[length]
-        at = np.minimum(np.searchsorted(table, keys), max(len(table) - 1, 0))
-        if len(keys) and not (len(table) and np.array_equal(table[at], keys)):
-            raise KeyError(f"a context of length {length + 1} whose suffix is not kept")
-        return at
-
     @functools.cached_property
     def _lookup(self) -> list[dict[str, int]]:
         """Per context length, each kept context's row: for row(context), made on its first call."""
@@ -263,7 +255,7 @@ class Model:
         """This model with transform applied to its table of rows, level by level: for a transform that works
         row by row, rows(codes) then equals transform(self.rows(codes)), for one pass over the kept contexts."""
         other = copy.copy(self)
-        other._table = transform(self._table)
+        other.table = transform(self.table)
         return other
 
     def row(self, context: str) -> np.ndarray:
@@ -272,21 +264,12 @@ class Model:
             tail = context[len(context) - length:] if length else ""
             i = self._lookup[length].get(tail)
             if i is not None:
-                return self._table[self._offsets[length] + i]
+                return self.table[self._offsets[length] + i]
         raise AssertionError("the empty context is always kept")
 
     def rows(self, codes: np.ndarray) -> np.ndarray:
         """Rows for a batch of contexts given as vocabulary indices (n, width), right-aligned, -1 padded."""
-        return self._table[self.lookup(codes)]
-
-    def probabilities(self, codes: np.ndarray, nexts: np.ndarray) -> np.ndarray:
-        """rows(codes)[i, nexts[i]] for every i, without building the rows."""
-        return self._table[self.lookup(codes), nexts]
-
-    @property
-    def table(self) -> np.ndarray:
-        """Every kept context's row: rows(codes) is table[lookup(codes)]."""
-        return self._table
+        return self.table[self.lookup(codes)]
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """Each context's row in the table: that of its longest kept suffix (one without an unknown character)."""
@@ -327,7 +310,7 @@ class Model:
         windows = (np.lib.stride_tricks.sliding_window_view(padded, width)[:len(codes)] if width
                    else np.zeros((len(codes), 0), np.int64))
         known = codes >= 0
-        p = self.probabilities(np.ascontiguousarray(windows[known]), codes[known])
+        p = self.table[self.lookup(np.ascontiguousarray(windows[known])), codes[known]]  # without building the rows
         return float(-np.log2(p).mean())
 
 
