@@ -8,7 +8,7 @@ held-out text of that kind.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -90,7 +90,6 @@ def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int,
     memo = {} if memo is None else memo
     if "draft_cdfs" not in memo:
         memo["draft_cdfs"] = row_cdfs(draft.table)  # once per kept context, not once per round
-    draft_cdfs = memo["draft_cdfs"]
 
     def rows_at(j: int, going: np.ndarray, proposals: np.ndarray):
         if j == 0 and j < k and "first" in memo:
@@ -99,7 +98,7 @@ def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int,
         if j == k:
             return target.rows(ctx), None
         at = draft.lookup(ctx)
-        rows = TableRows(target.table, target.lookup(ctx)), TableRows(draft.table, at), draft_cdfs[at]
+        rows = TableRows(target.table, target.lookup(ctx)), TableRows(draft.table, at), memo["draft_cdfs"][at]
         if j == 0:
             rows[2].flags.writeable = False  # shared by every call: nobody may write into it
             memo["first"] = rows
@@ -156,6 +155,9 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
     return price({"per_k": per_k}, draft_step, verify_step)
 
 
+TIE_ERRORS = 2  # two speedups closer than this many standard errors of their difference are called a tie
+
+
 def price(measured: dict, draft_step: float, verify_step: float) -> dict:
     """Each K's round cost and speedup, and the best K, under a cost model: the only part of the measured
     rounds that depends on it, so another cost model needs no model trained and no round run again."""
@@ -165,18 +167,12 @@ def price(measured: dict, draft_step: float, verify_step: float) -> dict:
         per_k.append({**row, "round_cost": cost, "speedup": row["chars_per_round"] / cost,
                       "speedup_se": row["chars_per_round_se"] / cost})
     best = max(per_k, key=lambda m: m["speedup"])
-    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"],
-            "best_speedup_se": best["speedup_se"], "tied_ks": tied_with_best(per_k, best)}
-
-
-TIE_ERRORS = 2  # two speedups closer than this many standard errors of their difference are called a tie
-
-
-def tied_with_best(per_k: list[dict], best: dict) -> list[int]:
-    """The draft lengths whose measured speedup is within TIE_ERRORS standard errors of the best one's (the
-    best included): the error of a difference is sqrt(se_a^2 + se_b^2), as each K runs its own rounds."""
-    return [row["k"] for row in per_k
+    # tied with the best (itself included): within TIE_ERRORS standard errors of the difference, which is
+    # sqrt(se_a^2 + se_b^2) as each K runs its own rounds
+    tied = [row["k"] for row in per_k
             if best["speedup"] - row["speedup"] < TIE_ERRORS * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5]
+    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"],
+            "best_speedup_se": best["speedup_se"], "tied_ks": tied}
 
 
 def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  # K = 1 .. as many as measured
@@ -244,8 +240,13 @@ def example_prompts(corpus: Corpus) -> list[str]:
     return prompts
 
 
-def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_step: float, verify_step: float,
-               max_k: int = MAX_K) -> dict:
+def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int, draft_step, verify_step,
+               max_k: int) -> dict:
+    """One kind's pair, trained and measured: its part of build_playground, which the site build runs for each
+    kind in its own worker process (each kind's rounds draw from their own seeded generators)."""
+    if rounds < 1:
+        raise ValueError("rounds must be positive")
+    corpus, draft_step, verify_step = make_corpus(kind, text), _number(draft_step), _number(verify_step)
     pair = export_pair(corpus, orders)  # plain ints, floats and strings: JSON gives back exactly these
     published = export_json(pair)  # (tests/test_playground.py checks that json.loads(published) == pair)
     target, draft = load_pair(pair)
@@ -255,7 +256,7 @@ def build_pair(corpus: Corpus, orders: Orders, seed: int, rounds: int, draft_ste
         "models_json": published,  # what assets/playground-models-KIND.js holds, made once, here
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
         "bits_per_char": held_out_bits(target, draft, corpus),
-        "orders": {"target": orders.target, "draft": orders.draft, "min_count": orders.min_count},
+        "orders": asdict(orders),
         "context_chars": {"target": orders.target - 1, "draft": orders.draft - 1},
         "measurements": measured,
         "prediction": prediction(measured, draft_step, verify_step),
@@ -279,24 +280,13 @@ def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int
     return assemble(pairs, seed, max_k, draft_step, verify_step)
 
 
-def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int = 2000, draft_step=0.1, verify_step=1.0,
-               max_k: int = MAX_K) -> dict:
-    """One kind's pair, trained and measured: its part of build_playground, which the site build runs for each
-    kind in its own worker process (each kind's rounds draw from their own seeded generators)."""
-    if rounds < 1:
-        raise ValueError("rounds must be positive")
-    return build_pair(make_corpus(kind, text), orders, seed, rounds, _number(draft_step), _number(verify_step), max_k)
-
-
 def assemble(pairs: dict[str, dict], seed: int, max_k: int, draft_step, verify_step) -> dict:
-    """build_playground's result from each kind's build_kind."""
-    ds, vs = _number(draft_step), _number(verify_step)
-    pairs = {kind: pairs[kind] for kind in KINDS}
+    """build_playground's result from each kind's build_kind (pairs in the order of KINDS)."""
     return {
         "kinds": list(KINDS),
         "max_k": max_k,
         "pairs": pairs,
-        "cost_model": {"draft_step": ds, "verify_step": vs},
+        "cost_model": {"draft_step": _number(draft_step), "verify_step": _number(verify_step)},
         "temperature": 1.0,
         "seed": seed,
         "comparison": compare_kinds({kind: p["measurements"] for kind, p in pairs.items()}),
@@ -393,21 +383,7 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
         for temperature in PARITY_TEMPERATURES:
             k = PARITY_KS[(c_index + len(cases)) % len(PARITY_KS)]
             result = speculative_round(target, draft, context, k, temperature, rng.random)
-            cases.append({
-                "context": context,
-                "k": k,
-                "temperature": temperature,
-                "uniforms": result.draws,
-                "draft_rows": result.draft_rows,
-                "target_rows": result.target_rows,
-                "proposals": result.proposals,
-                "verdicts": [str(v) for v in result.verdicts],
-                "accept_draws": result.accept_draws,
-                "accept_probabilities": result.accept_probabilities,
-                "replacement": result.replacement,
-                "bonus": result.bonus,
-                "committed": result.committed,
-            })
+            cases.append({"context": context, "k": k, "temperature": temperature, **asdict(result)})
     draws = rng.random(50).tolist()
     row = target.row(contexts[0]).tolist()
     noise = [{"row": apply_temperature(row, t), "draws": n, "expected": expected_tvd(apply_temperature(row, t), n)}
@@ -449,15 +425,9 @@ def parity_bundle(texts: dict[str, str], orders: dict[str, Orders], seed: int) -
         contexts = PARITY_CONTEXTS.get(kind, ["the \U0001F600 ", "\U0001D52Ana ", "", "caf"])
         bundle["pairs"][kind] = parity_vectors(pair, seed, contexts)
         bundle["training"].append({
-            "kind": kind, "text": text, "vocab": corpus.vocab,
-            "orders": {"target": orders[kind].target, "draft": orders[kind].draft, "min_count": orders[kind].min_count},
-            "export": pair, "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
+            "kind": kind, "text": text, "vocab": corpus.vocab, "orders": asdict(orders[kind]),
+            "export": pair, "digests": bundle["pairs"][kind]["digests"],
             "bits_per_char": held_out_bits(*load_pair(pair), corpus),
         })
     return bundle
 
-
-__all__ = [
-    "build_playground", "build_kind", "assemble", "export_pair", "load_pair", "parity_vectors", "numbers", "page_data", "models_script", "corpus_script",
-    "Orders", "MAX_K", "parity_bundle", "astral_text",
-]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -83,6 +83,11 @@ class _Recorder:
 
 @dataclass
 class RoundResult:
+    """One round, its fields in the order of a parity vector's case."""
+
+    uniforms: list[float]  # every uniform the round drew, in order
+    draft_rows: list[list[float]]
+    target_rows: list[list[float]]
     proposals: str
     verdicts: list[Verdict]
     accept_draws: list[float | None]  # per verified position, None where the verdict was certain
@@ -90,19 +95,10 @@ class RoundResult:
     replacement: str | None
     bonus: str | None
     committed: str
-    draws: list[float] = field(default_factory=list)
-    draft_rows: list[list[float]] = field(default_factory=list, repr=False)
-    target_rows: list[list[float]] = field(default_factory=list, repr=False)
 
 
-def speculative_round(
-    target: Model,
-    draft: Model,
-    context: str,
-    k: int,
-    temperature: float,
-    next_uniform: Callable[[], float] | None,
-) -> RoundResult:
+def speculative_round(target: Model, draft: Model, context: str, k: int, temperature: float,
+                      next_uniform: Callable[[], float] | None) -> RoundResult:
     """One round: k draft proposals, then engine.run_round's verdicts, with every uniform recorded."""
     vocab = target.vocab
     greedy = temperature == 0
@@ -123,6 +119,9 @@ def speculative_round(
     verdicts = [f.verdict for f in checks] + [DROPPED] * (k - len(checks))
     rejected = checks[-1] if checks and checks[-1].verdict == REJECTED else None
     return RoundResult(
+        uniforms=rng.used,
+        draft_rows=draft_rows,
+        target_rows=target_rows,
         proposals=text,
         verdicts=verdicts,
         accept_draws=[None if f.u is None else float(f.u) for f in checks],
@@ -130,9 +129,6 @@ def speculative_round(
         replacement=vocab[rejected.replacement] if rejected else None,
         bonus=None if verified.bonus is None else vocab[verified.bonus],
         committed="".join(vocab[x] for x in verified.committed),
-        draws=rng.used,
-        draft_rows=draft_rows,
-        target_rows=target_rows,
     )
 
 
