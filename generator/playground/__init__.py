@@ -392,7 +392,7 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
     for context in contexts:
         for k in (1, 4):
             text, rounds, looped = greedy_run(target, draft, context, k, 120)
-            greedy.append({"context": context, "k": k, "text": text, "rounds": len(rounds), "looped": looped,
+            greedy.append({"context": context, "k": k, "text": text, "rounds": rounds, "looped": looped,
                            "loop_start": greedy_loop_start(context + text, len(context), target.order - 1)})
     return {
         "noise_checks": noise,

@@ -69,9 +69,7 @@ def encode(text: str, vocab: str) -> np.ndarray:
 
 def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
     """Integer key of every window of `length` characters (all known), in text order."""
-    n = len(codes) - length + 1
-    if n <= 0:
-        return np.zeros(0, dtype=np.int64)
+    n = max(len(codes) - length + 1, 0)
     keys = np.zeros(n, dtype=np.int64)
     for j in range(length):
         keys = keys * base + codes[j:j + n]
@@ -112,7 +110,7 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
     levels = []
     for length in range(order):
         raw_pairs, raw_counts = grams[length + 1]  # (context, next) keys, sorted, and how often each occurs
-        ctx_keys, first = _runs(raw_pairs // base)
+        ctx_keys, first = np.unique(raw_pairs // base, return_index=True)
         occurrences = np.add.reduceat(raw_counts, first) if len(first) else np.zeros(0, np.int64)
         if length == order - 1:
             pairs, counts = raw_pairs, raw_counts
@@ -125,8 +123,7 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         assert np.array_equal(ctx_keys[at], ctx)
         keep = (occurrences >= (min_count if length else 1))[at]
         ctx, nxt, counts = ctx[keep], pairs[keep] % base, counts[keep]
-        uniq, starts = _runs(ctx)
-        n_followers = np.diff(np.append(starts, len(ctx)))
+        uniq, n_followers = np.unique(ctx, return_counts=True)
         levels.append({
             "contexts": points[_digits(uniq, length, base)].tobytes().decode("utf-32-le"),
             "followers": n_followers.tolist(),
@@ -135,14 +132,6 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
             "discounts": level_discounts,
         })
     return {"order": order, "min_count": min_count, "levels": levels}
-
-
-def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of a sorted array and the index where each run of them starts."""
-    if not len(sorted_keys):
-        return sorted_keys, np.zeros(0, dtype=np.int64)
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_keys)) + 1])
-    return sorted_keys[starts], starts
 
 
 def _digits(keys: np.ndarray, length: int, base: int) -> np.ndarray:
@@ -202,8 +191,7 @@ class Model:
             in_order = bool((order == np.arange(n_ctx)).all())  # as train_export lists them: rows go straight in
             level_rows = self.table[self._offsets[length]:self._offsets[length + 1]]
             rows = level_rows if in_order else np.empty((n_ctx, size))
-            followers = np.asarray(level["followers"], dtype=np.int64)
-            owner = np.repeat(np.arange(n_ctx), followers)
+            owner = np.repeat(np.arange(n_ctx), level["followers"])  # each follower's context
             nxt = self._codes(level["next"])
             raw = np.asarray(level["counts"], dtype=np.float64)
             d1, d2, d3 = (float(x) for x in level["discounts"])
@@ -229,10 +217,8 @@ class Model:
             rows[owner, nxt] = np.maximum(raw - d, 0.0) / totals[owner] + rows[owner, nxt]
             if not in_order:
                 np.take(rows, order, axis=0, out=level_rows)
-            where = np.empty(n_ctx, dtype=np.int64)
-            where[order] = np.arange(n_ctx)
             self._keys.append(keys[order])
-            self._contexts.append((level["contexts"], where))
+            self._contexts.append((level["contexts"], np.argsort(order)))  # where each export context's row went
             parent_rows = level_rows
 
     def _codes(self, text: str) -> np.ndarray:
@@ -276,11 +262,7 @@ class Model:
         n, width = codes.shape
         longest = min(self.order - 1, width)
         tail = codes[:, width - longest:]
-        trailing = np.zeros(n, dtype=np.intp)  # how many characters at the end are known
-        going = np.ones(n, dtype=bool)
-        for j in range(longest - 1, -1, -1):
-            going &= tail[:, j] >= 0
-            trailing += going
+        trailing = np.cumprod(tail[:, ::-1] >= 0, axis=1).sum(axis=1)  # how many characters at the end are known
         full = np.zeros(n, dtype=np.int64)
         for j in range(longest):
             full = full * self.base + np.maximum(tail[:, j], 0)

@@ -28,8 +28,7 @@ def apply_temperature(row: Sequence[float], temperature: float) -> list[float]:
     """p^(1/T) renormalised; the sum runs left to right so that JavaScript adds in the same order."""
     if temperature <= 0:
         return list(row)
-    inverse = 1.0 / temperature
-    weights = list(row) if temperature == 1 else [p ** inverse for p in row]
+    weights = list(row) if temperature == 1 else [p ** (1.0 / temperature) for p in row]
     total = 0.0
     for w in weights:
         total += w
@@ -146,27 +145,24 @@ def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
     `width` characters is a fixed walk from one `width`-character state to the next, so once the state before a
     generated character is one that came before an earlier generated character, everything after it repeats.
     Returns the number of generated characters up to that point (text = prompt + generated)."""
-    chars = list(text)
     seen = set()
-    for t in range(prompt_length, len(chars) + 1):
-        state = "".join(chars[t - width if t > width else 0:t])
+    for t in range(prompt_length, len(text) + 1):
+        state = text[max(t - width, 0):t]
         if state in seen:
             return t - prompt_length
         seen.add(state)
     return None
 
 
-def greedy_run(target: Model, draft: Model, prompt: str, k: int, length: int) -> tuple[str, list[RoundResult], bool]:
+def greedy_run(target: Model, draft: Model, prompt: str, k: int, length: int) -> tuple[str, int, bool]:
     """Greedy speculative rounds as the page runs them: until `length` characters are written, or until the round
-    in which the text starts repeating (greedy_loop_start on the target's context). Returns the text, the rounds
-    and whether the loop stopped it. The target alone under the same rule writes the same characters."""
-    text, rounds = "", []
-    width = target.order - 1
+    in which the text starts repeating (greedy_loop_start on the target's context). Returns the text, the number
+    of rounds and whether the loop stopped it. The target alone under the same rule writes the same characters."""
+    text, rounds = "", 0
     while len(text) < length:
-        result = speculative_round(target, draft, prompt + text, k, 0.0, None)
-        rounds.append(result)
-        text += result.committed
-        if greedy_loop_start(prompt + text, len(prompt), width) is not None:
+        text += speculative_round(target, draft, prompt + text, k, 0.0, None).committed
+        rounds += 1
+        if greedy_loop_start(prompt + text, len(prompt), target.order - 1) is not None:
             return text, rounds, True
     return text, rounds, False
 
@@ -191,22 +187,14 @@ def _mean_abs_difference(p: float, n: int) -> float:
     spread = 12 * (n * p * (1 - p)) ** 0.5 + 12
     lo = int(mu - spread) if mu > spread else 0  # the support, where the pmf is not negligible
     hi = min(n, int(mu + spread) + 1)
-    pmf = _binomial_pmf(n, p, lo, hi)
+    log_first = lo * math.log(p) + (n - lo) * math.log1p(-p)  # the log of P(X = lo) ...
+    for i in range(1, lo + 1):  # ... + log of n choose lo
+        log_first += math.log((n - lo + i) / i)
+    f = math.exp(log_first)
     cdf = first = result = 0.0
-    for a, f in zip(range(lo, hi + 1), pmf):
+    for a in range(lo, hi + 1):  # f is P(X = a), each from the one before by the ratio of neighbours
         cdf += f
         first += a * f
         result += f * (a * (2 * cdf - 1) - 2 * first + mu)
-    return result
-
-
-def _binomial_pmf(n: int, p: float, lo: int, hi: int) -> list[float]:
-    """P(X = a) for a = lo .. hi, from the log of the first term and the ratio of neighbours."""
-    log_first = lo * math.log(p) + (n - lo) * math.log1p(-p)
-    for i in range(1, lo + 1):  # + log of n choose lo
-        log_first += math.log((n - lo + i) / i)
-    out, f = [], math.exp(log_first)
-    for a in range(lo, hi + 1):
-        out.append(f)
         f *= (n - a) / (a + 1) * p / (1 - p)
-    return out
+    return result
