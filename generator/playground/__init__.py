@@ -18,14 +18,7 @@ from ..model.analysis import best_draft_length, leviathan_speedup
 from ..model.engine import draw
 from ..model.montecarlo import row_cdfs, simulate_batch
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
-from .sampler import (
-    apply_temperature,
-    expected_tvd,
-    greedy_loop_start,
-    greedy_run,
-    speculative_round,
-    temper_rows,
-)
+from .sampler import apply_temperature, expected_tvd, greedy_loop_start, greedy_run, speculative_round, temper_rows
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2
@@ -128,14 +121,15 @@ class TableRows:
 
 
 def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
-            draft_step: float, verify_step: float, temperature: float = 1.0, max_k: int = MAX_K) -> dict:
-    """Acceptance, characters per round and speedup for K = 1..max_k, each K from fresh rounds."""
+            draft_step: float, verify_step: float, max_k: int = MAX_K) -> dict:
+    """Acceptance, characters per round and speedup for K = 1..max_k, each K from fresh rounds, at temperature 1
+    (rows renormalised as the page renormalises them)."""
     width = max(target.order, draft.order) - 1
     kind_index = KINDS.index(corpus.kind)
     rng = np.random.default_rng([seed, kind_index])
     contexts = measurement_contexts(corpus.held_out, corpus.vocab, width, rounds, rng)
     per_k = []
-    target, draft = tempered(target, temperature), tempered(draft, temperature)
+    target, draft = tempered(target, 1.0), tempered(draft, 1.0)
     memo: dict = {}
     for k in range(1, max_k + 1):
         batch = simulate_tempered(target, draft, contexts, k, np.random.default_rng([seed, kind_index, k]), memo=memo)
@@ -182,8 +176,7 @@ def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  
     proposal there, so it is the plain per-proposal rate the closed form assumes), as a Fraction
     of counts so the closed form runs exactly; c is the draft step over the verification pass.
     """
-    first = measured["per_k"][0]
-    alpha = Fraction(round(first["acceptance"] * first["verified_by_position"][0]), first["verified_by_position"][0])
+    alpha = row_rate(measured["per_k"][0])
     c = Fraction(draft_step).limit_denominator(10**6) / Fraction(verify_step).limit_denominator(10**6)
     max_k = len(measured["per_k"])
     best_k = best_draft_length(alpha, c, max_k)
@@ -216,16 +209,11 @@ OPENING_KEYWORDS = ("return", "if", "for", "while", "elif", "raise", "assert", "
 
 def example_prompts(corpus: Corpus) -> list[str]:
     """Openings of held-out paragraphs (prose) or of held-out lines of code up to a keyword they open with (code)."""
-    prompts: list[str] = []
     if corpus.kind == PROSE:
-        for paragraph in corpus.held_out.split("\n"):
-            words = paragraph.split()
-            if len(words) >= 12:
-                prompts.append(" ".join(words[:6]) + " ")
-            if len(prompts) == 3:
-                break
-        return prompts
+        paragraphs = [paragraph.split() for paragraph in corpus.held_out.split("\n")]
+        return [" ".join(words[:6]) + " " for words in paragraphs if len(words) >= 12][:3]
     lines = corpus.held_out.splitlines()
+    prompts: list[str] = []
     used: set[str] = set()
     for before, line in zip(lines, lines[1:]):
         word = line.lstrip().split(" ")[0]
@@ -235,9 +223,7 @@ def example_prompts(corpus: Corpus) -> list[str]:
         if word in OPENING_KEYWORDS and line.lstrip() != word and code_before and word not in used:
             used.add(word)
             prompts.append(before + "\n" + line[:len(line) - len(line.lstrip()) + len(word) + 1])
-        if len(prompts) == 3:
-            break
-    return prompts
+    return prompts[:3]
 
 
 def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int, draft_step, verify_step,

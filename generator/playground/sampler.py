@@ -102,13 +102,12 @@ def speculative_round(target: Model, draft: Model, context: str, k: int, tempera
     vocab = target.vocab
     greedy = temperature == 0
     rng = _Recorder(next_uniform or (lambda: 0.0))
-    proposals: list[int] = []
-    draft_rows = []
+    text, proposals, draft_rows = "", [], []
     for _ in range(k):
-        row = distribution(draft, context + "".join(vocab[x] for x in proposals), temperature)
+        row = distribution(draft, context + text, temperature)
         draft_rows.append(row)
         proposals.append(argmax(row) if greedy else draw(row, rng.random()))
-    text = "".join(vocab[x] for x in proposals)
+        text += vocab[proposals[-1]]
     target_rows = [distribution(target, context + text[:j], temperature) for j in range(k + 1)]
     if greedy:
         verified = run_round([one_hot(r) for r in target_rows], [one_hot(r) for r in draft_rows], rng, proposals)
