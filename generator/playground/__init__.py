@@ -17,6 +17,7 @@ import numpy as np
 from ..model.analysis import best_draft_length, leviathan_speedup
 from ..model.engine import draw
 from ..model.montecarlo import row_cdfs, simulate_batch
+from ..render.decimals import rounded  # the pages' one rounding rule
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import apply_temperature, expected_tvd, greedy_loop_start, greedy_run, speculative_round, temper_rows
 
@@ -255,12 +256,9 @@ def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int, dra
 
 def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int, rounds: int = 2000,
                      draft_step=0.1, verify_step=1.0, max_k: int = MAX_K) -> dict:
-    """Everything the page and its static tables need, as plain JSON-ready data.
-
-    texts maps "prose" and "code" to their corpus text; draft_step and verify_step are the cost
-    model (floats, Fractions or "1/10" strings), passed in so the site can hand over the one in
-    data/profiles.v1.json.
-    """
+    """Everything the page and its static tables need, as plain JSON-ready data: each kind's build_kind, assembled.
+    texts maps "prose" and "code" to their corpus text; draft_step and verify_step are the cost model (floats,
+    Fractions or "1/10" strings)."""
     pairs = {kind: build_kind(kind, texts[kind], orders[kind], seed, rounds, draft_step, verify_step, max_k)
              for kind in KINDS}
     return assemble(pairs, seed, max_k, draft_step, verify_step)
@@ -299,10 +297,7 @@ def numbers(data: dict) -> dict:
             "bits_per_char": {"target": p["bits_per_char"]["target"], "draft": p["bits_per_char"]["draft"]},
             "acceptance_k1": m["per_k"][0]["acceptance"],
             "pooled_acceptance": data["comparison"]["acceptance"][kind],
-            "best_k": m["best_k"],
-            "best_speedup": m["best_speedup"],
-            "best_speedup_se": m["best_speedup_se"],
-            "tied_ks": m["tied_ks"],
+            **{name: m[name] for name in ("best_k", "best_speedup", "best_speedup_se", "tied_ks")},
             "predicted_best_k": p["prediction"]["best_k"],
             "predicted_speedup_at_best_k": p["prediction"]["at_measured_best_k"],
             "digests": p["digests"],
@@ -323,8 +318,6 @@ def compare_kinds(measurements: dict) -> dict:
     every_k = all(h["acceptance"] > lo["acceptance"] for h, lo in by_k)
     # The page prints both rates to a tenth of a percent; the gap is their difference as printed, in percentage
     # points, so a reader who subtracts the two figures shown gets the gap shown.
-    from ..render.decimals import rounded  # the pages' one rounding rule
-
     shown = {kind: rounded(rate * 100, 1) for kind, rate in pooled.items()}  # tenths of a percent
     gap = (shown[higher] - shown[lower]) / 1000
     rounds = sum(row["rounds"] for row in next(iter(measurements.values()))["per_k"])

@@ -120,14 +120,11 @@ def load_sources(package: str, files: str, books: tuple[int, ...], base: Path, p
 
 
 def licence_text(package: str) -> str | None:
-    """The licence file a package ships, published beside its corpus; None for files of the project."""
+    """The licence file a package ships, published beside its corpus; None for files of the project. Called after
+    load_sources, so the package is installed."""
     if not package:
         return None
-    try:
-        files = importlib.metadata.distribution(package).files or ()
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in sorted(files, key=str):
+    for f in sorted(importlib.metadata.distribution(package).files or (), key=str):
         if "LICEN" in f.name.upper():
             return Path(f.locate()).read_text(encoding="utf-8")
     return None

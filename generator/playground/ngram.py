@@ -44,8 +44,7 @@ def split_held_out(text: str) -> tuple[str, str]:
 
 
 def make_corpus(kind: str, text: str) -> Corpus:
-    train, held_out = split_held_out(text)
-    return Corpus(kind, vocabulary(text), train, held_out)
+    return Corpus(kind, vocabulary(text), *split_held_out(text))
 
 
 def vocabulary(text: str) -> str:
@@ -262,7 +261,11 @@ class Model:
         n, width = codes.shape
         longest = min(self.order - 1, width)
         tail = codes[:, width - longest:]
-        trailing = np.cumprod(tail[:, ::-1] >= 0, axis=1).sum(axis=1)  # how many characters at the end are known
+        trailing = np.zeros(n, dtype=np.intp)  # how many characters at the end are known
+        going = np.ones(n, dtype=bool)
+        for j in range(longest - 1, -1, -1):
+            going &= tail[:, j] >= 0
+            trailing += going
         full = np.zeros(n, dtype=np.int64)
         for j in range(longest):
             full = full * self.base + np.maximum(tail[:, j], 0)

@@ -35,13 +35,9 @@ def apply_temperature(row: Sequence[float], temperature: float) -> list[float]:
     return [w / total for w in weights]
 
 
-def argmax(row: Sequence[float]) -> int:
+def argmax(row: list[float]) -> int:
     """The first index of the largest value, the tie rule both languages use."""
-    best = 0
-    for i in range(1, len(row)):
-        if row[i] > row[best]:
-            best = i
-    return best
+    return row.index(max(row))
 
 
 def one_hot(row: Sequence[float]) -> list[float]:
