@@ -46,14 +46,12 @@ def social_card(title: str, tagline: str, rounds: list[tuple[str, list[tuple[str
         ax.set_xlim(0, WIDTH)
         ax.set_ylim(HEIGHT, 0)  # pixels, measured down from the top
         ax.set_axis_off()
-        renderer = fig.canvas.get_renderer()
 
         def text(x, y, s, size, *, family=SANS, bold=False, colour=TEXT, ha="left", va="baseline", room=None):
-            """Set a text; given room (pixels), it shrinks by half points (not below 8) until it is no wider."""
             t = ax.text(x, y, s, fontsize=size, family=family, fontweight="bold" if bold else "normal", color=colour,
                         ha=ha, va=va)
-            while room is not None and t.get_fontsize() > 8 and t.get_window_extent(renderer).width > room:
-                t.set_fontsize(t.get_fontsize() - 0.5)
+            if room is not None:
+                fit(t, room)
 
         ax.add_patch(Rectangle((0, 0), 18, HEIGHT, facecolor=ACCENT, edgecolor="none"))
         # a line too long for the card shrinks to end where the rule at the foot does, rather than run off the edge
@@ -87,3 +85,10 @@ def social_card(title: str, tagline: str, rounds: list[tuple[str, list[tuple[str
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=DPI, facecolor=BG, metadata={"Software": None})
         return out.getvalue()
+
+
+def fit(t, room: float) -> None:
+    """Shrink a text by half points (not below 8) until it is at most room pixels wide."""
+    renderer = t.figure.canvas.get_renderer()
+    while t.get_fontsize() > 8 and t.get_window_extent(renderer).width > room:
+        t.set_fontsize(t.get_fontsize() - 0.5)
