@@ -8,7 +8,7 @@ facts into what templates need, and the figure registry reads them to draw.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
@@ -19,7 +19,7 @@ from . import analysis, convergence, montecarlo
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
-from .profiles import Draft, Profiles
+from .profiles import CostModel, Draft, Profiles
 from .requirements import AUTHORED_FACTS, authored_rounds
 
 
@@ -66,10 +66,7 @@ class ProfileFacts:
 
     def position(self, number: int) -> PositionFacts:
         """The facts of position `number` (1-based; k + 1 is the bonus position)."""
-        for v in self.positions:
-            if v.position == number:
-                return v
-        raise KeyError(number)
+        return self.positions[number - 1]
 
 
 @dataclass(frozen=True)
@@ -152,9 +149,6 @@ class RooflineFacts:
         """The model's time for one pass that scores `positions` positions: the larger of memory and compute."""
         return max(self.memory_ms, self.compute_ms_per_position * positions)
 
-    def compute_ms(self, positions: int) -> float:
-        return self.compute_ms_per_position * positions
-
 
 @dataclass(frozen=True)
 class Notable:
@@ -207,8 +201,7 @@ class Facts:
     draft_step: Fraction
     verify_step: Fraction
     round_cost: Fraction
-    entry_denominator: int  # every authored probability is a multiple of 1/entry_denominator
-    entry_unit: Fraction
+    entry_unit: Fraction  # every authored probability is a multiple of it
     frame_count_range: tuple[int, int]  # fewest and most frames any round can have
     best_case_tokens: int
     best_case_speedup: Fraction  # every proposal accepted: k + 1 tokens for one round's cost
@@ -262,67 +255,6 @@ def no_memo(kind: str, inputs: tuple, compute: Callable[[], T]) -> T:
     return compute()
 
 
-
-class RoundStream:
-    """The seeded stream of rounds that sampled_rounds and drawn_rounds search, made as far as it is read:
-    the same seed gives the same rounds in the same order however far anyone reads, and both searches
-    read one stream rather than each drawing its own copy of it."""
-
-    def __init__(self, profiles: Profiles, draft: Draft, seed: int, length: int):
-        self.length = length
-        self._target, self._draft = profiles.target, draft.distributions
-        self._rng = np.random.default_rng(seed)
-        self._made: list[Round] = []
-
-    def __getitem__(self, i: int) -> Round:
-        if not 0 <= i < self.length:
-            raise IndexError(i)
-        while len(self._made) <= i:
-            self._made.append(run_round(self._target, self._draft, self._rng))
-        return self._made[i]
-
-    def rounds(self, start: int = 0) -> Iterator[Round]:
-        return (self[i] for i in range(start, self.length))
-
-
-def sampled_rounds(stream: RoundStream, count: int) -> tuple[Round, ...]:
-    """The first `count` rounds of a seeded stream, swapping in one that rejects on a drawn test if none does.
-
-    A reader stepping through "another round" should meet a rejection whose ratio was below 1,
-    not only the certain verdicts the authored rounds show.
-    """
-    chosen = [stream[i] for i in range(count)]
-
-    def drawn_rejection(r: Round) -> bool:
-        return any(f.verdict == REJECTED and f.u is not None for f in r.frames)
-
-    if count and not any(drawn_rejection(r) for r in chosen):
-        extra = next((r for r in stream.rounds(count) if drawn_rejection(r)), None)
-        if extra is not None:
-            chosen[-1] = extra
-    return tuple(chosen)
-
-
-def drawn_rounds(stream: RoundStream, skip: int) -> tuple[tuple[Verdict, Round], ...]:
-    """From the seeded stream the sampled rounds come from, past its first `skip` rounds (those are shown as
-    sampled rounds already), the first round where a uniform draw kept a proposal (and none rejected one), and
-    the first where a draw rejected one. A draft whose stream shows neither simply has no such round."""
-
-    def drawn(r: Round, verdict: Verdict) -> bool:
-        return any(f.verdict == verdict and f.u is not None for f in r.frames)
-
-    wanted = {
-        ACCEPTED: lambda r: drawn(r, ACCEPTED) and not drawn(r, REJECTED),
-        REJECTED: lambda r: drawn(r, REJECTED),
-    }
-    out = []
-    for name, test in wanted.items():
-        found = next((r for r in stream.rounds(skip) if test(r)), None)
-        if found is not None:
-            out.append((name, found))
-    return tuple(out)
-
-
 def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...]:
     out = []
     for i, (t, q) in enumerate(zip(profiles.target, draft.distributions)):
@@ -336,13 +268,41 @@ def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...
     return tuple(out)
 
 
+def _drawn(r: Round, verdict: Verdict) -> bool:
+    """Whether a uniform draw, not a certain ratio, gave some check of the round this verdict."""
+    return any(f.verdict == verdict and f.u is not None for f in r.frames)
+
+
 def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: int
                   ) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...]]:
-    """(sampled_rounds, drawn_rounds) of the draft at `index`: one seeded stream serves both."""
+    """(sampled rounds, drawn rounds) of the draft at `index`, both from one seeded stream of rounds.
+
+    The sampled rounds are the stream's first few, the last swapped for a later one that rejects on a drawn
+    test if none of them does: a reader stepping through "another round" should meet a rejection whose ratio
+    was below 1, not only the certain verdicts the authored rounds show. The drawn rounds come from past
+    those: the first round where a uniform draw kept a proposal (and none rejected one), and the first where
+    a draw rejected one. A draft whose stream shows neither simply has no such round.
+    """
     mc = config.monte_carlo
-    seed = config.seeds.sampled_rounds + index
-    stream = RoundStream(profiles, draft, seed, max(mc.sampled_rounds, mc.sampled_stream_rounds))
-    return sampled_rounds(stream, mc.sampled_rounds), drawn_rounds(stream, mc.sampled_rounds)
+    count = mc.sampled_rounds
+    rng = np.random.default_rng(config.seeds.sampled_rounds + index)
+    stream = [run_round(profiles.target, draft.distributions, rng)
+              for _ in range(max(count, mc.sampled_stream_rounds))]
+    sampled, later = stream[:count], stream[count:]
+    if not any(_drawn(r, REJECTED) for r in sampled):
+        extra = next((r for r in later if _drawn(r, REJECTED)), None)
+        if extra is not None:
+            sampled[-1] = extra
+    wanted = {
+        ACCEPTED: lambda r: _drawn(r, ACCEPTED) and not _drawn(r, REJECTED),
+        REJECTED: lambda r: _drawn(r, REJECTED),
+    }
+    drawn = []
+    for verdict, test in wanted.items():
+        found = next((r for r in later if test(r)), None)
+        if found is not None:
+            drawn.append((verdict, found))
+    return tuple(sampled), tuple(drawn)
 
 
 def profile_facts(
@@ -399,9 +359,8 @@ def identity_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo)
     )
 
 
-def negative_control(profiles: Profiles, config: SiteConfig, threshold: float, memo: Memo = no_memo) -> NegativeControl:
-    """The same convergence check run on a wrong sampler that replaces a rejection from the target itself."""
-    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+def negative_control(cases: list, config: SiteConfig, threshold: float, memo: Memo = no_memo) -> NegativeControl:
+    """The authored cases' convergence check run on a wrong sampler that replaces a rejection from the target."""
     rounds, seed = config.monte_carlo.rounds, config.seeds.convergence
     results = memo("convergence-wrong-sampler", (cases, rounds, seed), lambda: convergence.convergence_suite(
         cases, rounds, seed, montecarlo.target_rows_resampler
@@ -419,31 +378,29 @@ def negative_control(profiles: Profiles, config: SiteConfig, threshold: float, m
 def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> ConvergenceFacts:
     mc = config.monte_carlo
     rounds, seed = mc.rounds, config.seeds.convergence
-    authored_cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
-    authored = memo("convergence-authored", (authored_cases, rounds, seed),
-                    lambda: convergence.convergence_suite(authored_cases, rounds, seed))
+    cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
+    authored = tuple(memo("convergence-authored", (cases, rounds, seed),
+                          lambda: convergence.convergence_suite(cases, rounds, seed)))
     # the random cases draw from the seed's children after the authored ones, as one suite would
     shape = (config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
-    random = memo("convergence-random", (shape, rounds, seed, len(authored_cases)), lambda: convergence.convergence_suite(
-        convergence.random_cases(*shape), rounds, seed, first=len(authored_cases)
-    ))
-    results = tuple(authored) + tuple(random)
+    random = tuple(memo("convergence-random", (shape, rounds, seed, len(cases)), lambda: convergence.convergence_suite(
+        convergence.random_cases(*shape), rounds, seed, first=len(cases)
+    )))
+    results = authored + random
     tests = sum(len(c.checks) for c in results)
-    family_alpha = mc.family_alpha
-    threshold = family_alpha / tests
-    random = results[len(profiles.drafts):]
+    threshold = mc.family_alpha / tests
     slowest = tuple(max(case.checks, key=lambda c: c.total_variation) for case in random)
     return ConvergenceFacts(
-        rounds=mc.rounds, cases=results, authored=results[: len(profiles.drafts)], random=random,
+        rounds=rounds, cases=results, authored=authored, random=random,
         random_slowest=slowest,
         random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
-        tests=tests, family_alpha=family_alpha, threshold=threshold,
+        tests=tests, family_alpha=mc.family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),
         passed=not any(c.failed(threshold) for c in results),
-        threshold_one_in=round(tests / family_alpha),
+        threshold_one_in=round(tests / mc.family_alpha),
         positions_per_case=profiles.k + 1,
-        negative_control=negative_control(profiles, config, threshold, memo),
+        negative_control=negative_control(cases, config, threshold, memo),
     )
 
 
@@ -508,8 +465,9 @@ def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
     return NotableFrames(**found)
 
 
-def lossless_example(profile: ProfileFacts, frame_number: int, tokens: tuple[str, ...]) -> LosslessExample:
-    frame = profile.authored_round.frames[frame_number - 1]
+def lossless_example(profiles: tuple[ProfileFacts, ...], where: Notable, tokens: tuple[str, ...]) -> LosslessExample:
+    profile = next(p for p in profiles if p.id == where.profile_id)
+    frame = profile.authored_round.frames[where.frame_number - 1]
     view = profile.position(frame.position)
     i = frame.replacement
     token = tokens[i]
@@ -523,25 +481,24 @@ def lossless_example(profile: ProfileFacts, frame_number: int, tokens: tuple[str
                            via_residual, via_acceptance + via_residual)
 
 
-def entry_denominator(profiles: Profiles) -> int:
-    """The common denominator of every authored probability (8: every entry is a multiple of an eighth)."""
+def entry_unit(profiles: Profiles) -> Fraction:
+    """One over the common denominator of every authored probability (1/8: every entry is a multiple of it)."""
     rows = [*profiles.target, *(row for d in profiles.drafts for row in d.distributions)]
-    return math.lcm(*(Fraction(x).denominator for row in rows for x in row))
+    return Fraction(1, math.lcm(*(Fraction(x).denominator for row in rows for x in row)))
 
 
-def what_if_facts(drafts: tuple[ProfileFacts, ...], k: int, draft_step: Fraction, verify_step: Fraction,
-                  config: SiteConfig) -> WhatIfFacts:
+def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, config: SiteConfig) -> WhatIfFacts:
+    """The calculator starts from the first draft's acceptance rates (`alphas`) and the cost model."""
     grid = config.what_if.calculator_steps
 
     def on_grid(x: Fraction) -> Fraction:  # x >= 0; ties up, the rule of render/decimals.py and what-if.js
         return Fraction(math.floor(x * grid + Fraction(1, 2)), grid)
 
-    alphas = drafts[0].accept_rates
     mean = sum(alphas, Fraction(0)) / len(alphas)
     return WhatIfFacts(
         steps=config.what_if.steps, calculator_steps=grid,
         calculator_alpha=min(on_grid(mean), Fraction(grid - 1, grid)),
-        calculator_draft_step=min(on_grid(draft_step / verify_step), Fraction(1)),
+        calculator_draft_step=min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)),
         calculator_k=min(k, config.speedup.max_k), calculator_max_k=config.speedup.max_k,
     )
 
@@ -558,12 +515,10 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
     curves = speedup_curves(config)
     roofline = roofline_facts(config)
     notable = notable_frames(drafts)
-    replacement = notable.replacement
-    denominator = entry_denominator(profiles)
     return Facts(
         tokens=profiles.tokens, k=k, vocab_size=len(profiles.tokens),
         draft_step=cm.draft_step, verify_step=cm.verify_step, round_cost=cost,
-        entry_denominator=denominator, entry_unit=Fraction(1, denominator),
+        entry_unit=entry_unit(profiles),
         frame_count_range=(3, k + 3),  # propose, verify, done; or every verify plus a bonus
         best_case_tokens=k + 1, best_case_speedup=Fraction(k + 1) / cost, worst_case_speedup=Fraction(1) / cost,
         profiles=drafts, identity=identity_facts(profiles, config, memo), convergence=conv,
@@ -572,10 +527,8 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         speedup_points_checked=sum(len(c.points) for c in curves),
         speedup_costs=tuple(sorted({c.cost for c in curves})), speedup_alphas=tuple(sorted({c.alpha for c in curves})),
         roofline=roofline, roofline_verify_positions=k + 1, roofline_verify_ms=roofline.time_ms(k + 1),
-        roofline_verify_compute_ms=roofline.compute_ms(k + 1),
+        roofline_verify_compute_ms=roofline.compute_ms_per_position * (k + 1),
         notable=notable,
-        lossless_example=lossless_example(
-            next(p for p in drafts if p.id == replacement.profile_id), replacement.frame_number, profiles.tokens
-        ),
-        what_if=what_if_facts(drafts, k, cm.draft_step, cm.verify_step, config),
+        lossless_example=lossless_example(drafts, notable.replacement, profiles.tokens),
+        what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
     )
