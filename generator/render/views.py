@@ -48,9 +48,9 @@ def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
     )
 
 
-def _draw_text(u: float | None) -> str:
+def _draw_text(u: Fraction | float | None) -> str:
     """A uniform draw as the stepper prints it: four decimals by the pages' rounding rule ("" for none)."""
-    return "" if u is None else fixed(u, 4)
+    return "" if u is None else fixed(float(u), 4)
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,14 @@ class FrameView:
     ratio: Fraction | None
     accept_probability: Fraction | None
     u: float | None
+    u_text: str  # the draw that settles a check decided by chance, as printed ("" for none)
     verdict: Verdict | None
     residual: tuple[tuple[str, Fraction], ...] | None
     replacement: str | None
-    replacement_u: float | None
+    replacement_u_text: str
     bonus_distribution: tuple[tuple[str, Fraction], ...] | None
     bonus: str | None
-    bonus_u: float | None
+    bonus_u_text: str
     committed: tuple[str, ...]
     chips: tuple[Chip, ...]
     certain: bool  # the verdict needed no draw
@@ -102,11 +103,6 @@ class FrameView:
         return said
 
     @property
-    def u_text(self) -> str:
-        """The draw that settles a check decided by chance, as printed."""
-        return _draw_text(self.u)
-
-    @property
     def verdict_note(self) -> str:
         if self.kind != "verify":
             return ""
@@ -116,14 +112,6 @@ class FrameView:
             return "the target gives it probability 0, so no draw is needed."
         relation = "below" if self.verdict == ACCEPTED else "not below"
         return f"u = {self.u_text} is {relation} {self.accept_probability}."
-
-    @property
-    def replacement_u_text(self) -> str:
-        return _draw_text(self.replacement_u)
-
-    @property
-    def bonus_u_text(self) -> str:
-        return _draw_text(self.bonus_u)
 
 
 @dataclass(frozen=True)
@@ -162,17 +150,6 @@ class RoundView:
         """No check in the round needed a uniform draw: every ratio was at least 1 or the target gave 0."""
         return all(f.certain for f in self.frames if f.kind == "verify")
 
-    @property
-    def dropped_positions(self) -> tuple[int, ...]:
-        """Positions whose proposals were thrown away unchecked after the round's rejection."""
-        return tuple(c.position for c in self.frames[-1].chips if c.state == DROPPED)
-
-    def frame(self, kind: str, position: int | None = None) -> FrameView:
-        for f in self.frames:
-            if f.kind == kind and (position is None or f.position == position):
-                return f
-        raise KeyError((kind, position))
-
 
 class _Delegates:
     """Reads any field it does not have from `self.facts`, so views keep the facts' names."""
@@ -202,7 +179,7 @@ class ProfileView(_Delegates):
     @property
     def dropped_views(self):
         """The positions the authored round dropped unchecked, with what their own check would have said."""
-        dropped = set(self.authored.dropped_positions)
+        dropped = {c.position for c in self.authored.frames[-1].chips if c.state == DROPPED}
         return tuple(v for v in self.facts.positions if v.position in dropped)
 
 
@@ -287,10 +264,10 @@ def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, 
         id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
         position=f.position, proposal=_token(tokens, f.proposal),
         p_target=f.p_target, p_draft=f.p_draft, ratio=f.ratio, accept_probability=f.accept_probability,
-        u=_float(f.u), verdict=f.verdict, residual=_labelled(tokens, f.residual),
-        replacement=_token(tokens, f.replacement), replacement_u=_float(f.replacement_u),
+        u=_float(f.u), u_text=_draw_text(f.u), verdict=f.verdict, residual=_labelled(tokens, f.residual),
+        replacement=_token(tokens, f.replacement), replacement_u_text=_draw_text(f.replacement_u),
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
-        bonus=_token(tokens, f.bonus), bonus_u=_float(f.bonus_u),
+        bonus=_token(tokens, f.bonus), bonus_u_text=_draw_text(f.bonus_u),
         committed=tuple(tokens[t] for t in f.committed), chips=own,
         certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens), shown_chips=before,
     )
@@ -307,8 +284,9 @@ def round_view(profile_id: str, round_id: str, label: str, r: Round, tokens,
     )
 
 
-def _figures_of(plan: tuple[FigureRef, ...], item_id: str | None) -> Mapping[str, str]:
-    return MappingProxyType({ref.key: ref.name for ref in plan if ref.item_id == item_id})
+def _figures_of(plan: tuple[FigureRef, ...], each: str, item_id: str | None) -> Mapping[str, str]:
+    """The figures the plan draws for one site, profile or speedup panel: registry key -> figure name."""
+    return MappingProxyType({ref.key: ref.name for ref in plan if ref.each == each and ref.item_id == item_id})
 
 
 DRAWN_LABELS = MappingProxyType({ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"})
@@ -332,10 +310,7 @@ def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> Profile
 
 def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> SiteView:
     """The site as templates see it; `plan` names each figure the registry draws and what it belongs to."""
-    profiles = tuple(
-        profile_view(p, facts.tokens, _figures_of(tuple(r for r in plan if r.each == "profile"), p.id))
-        for p in facts.profiles
-    )
+    profiles = tuple(profile_view(p, facts.tokens, _figures_of(plan, "profile", p.id)) for p in facts.profiles)
     by_id = {p.id: p for p in profiles}
 
     def resolve(n: Notable) -> tuple[ProfileView, FrameView]:
@@ -345,15 +320,12 @@ def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> Sit
     notable = facts.notable
     return SiteView(
         facts=facts, title=title, profiles=profiles,
-        speedup_panels=tuple(
-            SpeedupPanelView(s, _figures_of(tuple(r for r in plan if r.each == "speedup"), s.id))
-            for s in facts.speedup_panels
-        ),
+        speedup_panels=tuple(SpeedupPanelView(s, _figures_of(plan, "speedup", s.id)) for s in facts.speedup_panels),
         notable=NotableView(
             resolve(notable.outright), resolve(notable.target_zero),
             resolve(notable.drops_later), resolve(notable.replacement),
         ),
-        figure=_figures_of(tuple(r for r in plan if r.each == "site"), None),
+        figure=_figures_of(plan, "site", None),
     )
 
 
