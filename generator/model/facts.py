@@ -404,19 +404,23 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     )
 
 
+def checked_speedup(alpha: Fraction, k: int, c: Fraction) -> Fraction:
+    """The closed-form speedup at draft length k and draft cost c, checked against the exact engine's
+    expectation for i.i.d. acceptance rates alpha."""
+    closed = analysis.leviathan_speedup(alpha, k, c)
+    exact = analysis.speedup(analysis.expected_tokens_from_partial_products([alpha] * k), k, c, Fraction(1))
+    if closed != exact:
+        raise AssertionError(f"closed form and engine disagree at alpha={alpha}, K={k}, c={c}")
+    return closed
+
+
 def speedup_curves(config: SiteConfig) -> tuple[SpeedupCurve, ...]:
-    """Closed-form curves, each point checked against the exact engine's expectation for i.i.d. alphas."""
+    """Closed-form curves, each point checked against the exact engine (checked_speedup)."""
     s = config.speedup
     curves = []
     for c in s.costs:
         for a in s.alphas:
-            points = []
-            for g in range(1, s.max_k + 1):
-                closed = analysis.leviathan_speedup(a, g, c)
-                exact = analysis.speedup(analysis.expected_tokens_from_partial_products([a] * g), g, c, Fraction(1))
-                if closed != exact:
-                    raise AssertionError(f"closed form and engine disagree at alpha={a}, K={g}, c={c}")
-                points.append((g, closed))
+            points = [(g, checked_speedup(a, g, c)) for g in range(1, s.max_k + 1)]
             best = analysis.best_draft_length(a, c, s.max_k)
             curves.append(SpeedupCurve(a, c, tuple(points), best, points[best - 1][1]))
     return tuple(curves)

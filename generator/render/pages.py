@@ -137,8 +137,7 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
 
 
 def frac(value: Any) -> str:
-    value = Fraction(value)
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return str(Fraction(value))  # "3/8", or "2" for a whole number
 
 
 def thousands(value: Any) -> str:
@@ -235,11 +234,6 @@ class Widgets:
         return Markup(placeholder(len(self.rendered) - 1))
 
 
-def page_template(page: Page, env: jinja2.Environment) -> jinja2.Template:
-    """The page's Markdown compiled as a Jinja template."""
-    return env.from_string(page.markdown)
-
-
 def _source_line(page: Page, exc: MarkupProblem) -> int | None:
     """Where a problem sits in the page's file: where its text is written, else the line it was found on."""
     at = page.markdown.find(exc.needle) if exc.needle else -1
@@ -248,14 +242,13 @@ def _source_line(page: Page, exc: MarkupProblem) -> int | None:
     return None if exc.line is None else page.body_line + exc.line - 1
 
 
-def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: dict,
-                template: jinja2.Template | None = None) -> None:
-    """Fill in page.html and page.headings. `md`: markdown_renderer(); `template`: page_template(page, env),
-    where it was compiled beforehand. Any failure is a PageError naming the page's file and line."""
+def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: dict) -> None:
+    """Fill in page.html and page.headings (`md`: markdown_renderer()). Any failure is a PageError naming the
+    page's file and line."""
     widgets = Widgets(env, variables)
     pieces, size = [], 0
     try:
-        for piece in (template or page_template(page, env)).generate(**variables, page=page, widget=widgets):
+        for piece in env.from_string(page.markdown).generate(**variables, page=page, widget=widgets):
             pieces.append(piece)
             size += len(piece)
             if size > MAX_PAGE_BYTES:
