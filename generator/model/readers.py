@@ -42,39 +42,33 @@ def _shallow(value, limit: int) -> str:
     out: list[str] = []
     size = 0
 
-    def walk(v, depth: int) -> None:
+    def add(piece: str) -> None:
         nonlocal size
+        out.append(piece)
+        size += len(piece)
+
+    def walk(v, depth: int) -> None:
         if size > limit:
             return
         if isinstance(v, (list, tuple, set)) and depth < 8:
-            piece = "["
-            out.append(piece)
-            size += 1
+            add("[")
             for i, item in enumerate(v):
                 if size > limit:
                     break
                 if i:
-                    out.append(", ")
-                    size += 2
+                    add(", ")
                 walk(item, depth + 1)
-            out.append("]")
-            size += 1
+            add("]")
         elif isinstance(v, dict) and depth < 8:
-            out.append("{")
-            size += 1
+            add("{")
             for i, (k, item) in enumerate(v.items()):
                 if size > limit:
                     break
-                piece = (", " if i else "") + repr(k)[:limit] + ": "
-                out.append(piece)
-                size += len(piece)
+                add((", " if i else "") + repr(k)[:limit] + ": ")
                 walk(item, depth + 1)
-            out.append("}")
-            size += 1
+            add("}")
         else:
-            piece = repr(v)[: limit + 1] if isinstance(v, (str, int, float, bool, type(None))) else "..."
-            out.append(piece)
-            size += len(piece)
+            add(repr(v)[: limit + 1] if isinstance(v, (str, int, float, bool, type(None))) else "...")
 
     walk(value, 0)
     return "".join(out)
@@ -83,14 +77,6 @@ def _shallow(value, limit: int) -> str:
 def _as(error: type[UserError], exc: InputError) -> UserError:
     """The caller's own kind of error (a DataError for profiles, a ConfigError for site.yaml), same line."""
     return exc if isinstance(exc, error) else error(str(exc))
-
-
-def read_text(path: Path, what: str = "file", error: type[UserError] = InputError) -> str:
-    """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column."""
-    try:
-        return _read_text(path, what)
-    except InputError as exc:
-        raise _as(error, exc) from None
 
 
 def outside_project(path: Path) -> str | None:
@@ -110,24 +96,22 @@ def outside_project(path: Path) -> str | None:
     return None
 
 
-def _read_text(path: Path, what: str) -> str:
+def read_text(path: Path, what: str = "file", error: type[UserError] = InputError) -> str:
+    """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column."""
     problem = outside_project(path)
     if problem:
-        raise InputError(problem)
+        raise error(problem)
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a {what}") from None
+        raise error(f"{path}: is a folder, not a {what}") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+        raise error(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            f"{path}: line {line}, column {column}: not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})"
-        ) from None
+        where = _position(data, exc.start)
+        raise error(f"{path}: {where}: not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})") from None
 
 
 # --- YAML ---------------------------------------------------------------------------------------
@@ -174,12 +158,8 @@ class _StrictLoader(yaml.SafeLoader):
                         first = seen.get(key)
                     except TypeError:
                         continue
-                    if first is not None:
-                        mark = key_node.start_mark
-                        raise InputError(
-                            f"{self.source}: line {mark.line + self.first_line}, column {mark.column + 1}: "
-                            f"duplicate key {shown(key)} (first on line {first})"
-                        )
+                    if first is not None:  # composing is over, so the message names no key path
+                        raise self.fail(key_node.start_mark, f"duplicate key {shown(key)} (first on line {first})")
                     seen[key] = key_node.start_mark.line + self.first_line
         return super().construct_mapping(node, deep=deep)
 
@@ -195,25 +175,20 @@ def _join(path: list[str]) -> str:
 
 def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
     """One YAML document; `first_line` is the file line the text starts on (front matter starts on line 2)."""
-    try:
-        return _load_yaml(text, source, first_line)
-    except InputError as exc:
-        raise _as(error, exc) from None
-
-
-def _load_yaml(text: str, source: str, first_line: int) -> Any:
     loader = _StrictLoader(text, source, first_line)
     try:
         return loader.get_single_data()
+    except InputError as exc:  # an alias, a duplicate key, deep nesting
+        raise _as(error, exc) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + first_line}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
+        raise error(f"{source}: {where}invalid YAML: {problem}") from None
     except RecursionError:
-        raise InputError(f"{source}: nested too deeply to read") from None
+        raise error(f"{source}: nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise InputError(f"{source}: invalid YAML: {str(exc).splitlines()[0][:120]}") from None
+        raise error(f"{source}: invalid YAML: {str(exc).splitlines()[0][:120]}") from None
     finally:
         loader.dispose()
 
@@ -221,9 +196,11 @@ def _load_yaml(text: str, source: str, first_line: int) -> Any:
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def _position(text: str, index: int) -> str:
-    line = text.count("\n", 0, index) + 1
-    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+def _position(text: str | bytes, index: int) -> str:
+    """"line L, column C" of `index` in a text, or in the bytes of a file (columns then count bytes)."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    line = text.count(newline, 0, index) + 1
+    return f"line {line}, column {index - (text.rfind(newline, 0, index) + 1) + 1}"
 
 
 def _check_depth(text: str, source: str) -> None:
@@ -271,18 +248,13 @@ class _StrictDecoder(json.JSONDecoder):
 
 def load_json(text: str, source: str, error: type[UserError] = InputError) -> Any:
     try:
-        return _load_json(text, source)
-    except InputError as exc:
-        raise _as(error, exc) from None
-
-
-def _load_json(text: str, source: str) -> Any:
-    _check_depth(text, source)
-    try:
+        _check_depth(text, source)
         return _StrictDecoder(source, text).decode(text)
+    except InputError as exc:  # deep nesting, a duplicate key, NaN or Infinity
+        raise _as(error, exc) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
+        raise error(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
-        raise InputError(f"{source}: nested too deeply to read") from None
+        raise error(f"{source}: nested too deeply to read") from None
     except ValueError as exc:  # e.g. a number longer than Python converts
-        raise InputError(f"{source}: invalid JSON: {str(exc).splitlines()[0][:120]}") from None
+        raise error(f"{source}: invalid JSON: {str(exc).splitlines()[0][:120]}") from None
