@@ -6,7 +6,7 @@ misspelt key is reported instead of silently ignored.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
@@ -138,22 +138,11 @@ def load_config(path: str | Path) -> SiteConfig:
     if raw is None:
         raw = {}
     config = _build(SiteConfig, raw, str(path), "")
-    _check_together(config, str(path))
-    return _replace(config, source=str(path))
-
-
-def _check_together(config: SiteConfig, source: str) -> None:
-    """Settings that must agree with each other, not only each with its own range."""
-    pg = config.playground
+    pg = config.playground  # settings that must agree with each other, not only each with its own range
     if not pg.check_draws_min <= pg.check_draws <= pg.check_draws_max:
-        raise ConfigError(f"{source}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
+        raise ConfigError(f"{path}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
                           f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})")
-
-
-def _replace(obj, **changes):
-    values = {f.name: getattr(obj, f.name) for f in fields(obj)}
-    values.update(changes)
-    return type(obj)(**values)
+    return replace(config, source=str(path))
 
 
 def _build(cls, raw: Any, source: str, where: str):

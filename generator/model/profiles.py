@@ -85,11 +85,8 @@ def parse_fraction(value: object) -> Fraction:
 def load_profiles(path: str | Path) -> Profiles:
     path = Path(path)
     text = read_text(path, "profiles file", DataError)
-    if path.suffix in {".yaml", ".yml"}:
-        raw = load_yaml(text, str(path), error=DataError)
-    else:
-        raw = load_json(text, str(path), error=DataError)
-    return parse_profiles(raw, str(path))
+    load = load_yaml if path.suffix in {".yaml", ".yml"} else load_json
+    return parse_profiles(load(text, str(path), error=DataError), str(path))
 
 
 def _visible(label: str) -> str:
