@@ -8,9 +8,11 @@ facts into what templates need, and the figure registry reads them to draw.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import accumulate
 from typing import TypeVar
 
 import numpy as np
@@ -86,7 +88,6 @@ class NegativeControl:
     tests: int
     failed_tests: int
     passed_tests: int
-    worst_p_value: float
     worst_total_variation: float
     caught: bool
 
@@ -130,7 +131,6 @@ class SpeedupPanel:
 @dataclass(frozen=True)
 class RooflineFacts:
     model_label: str
-    parameters: float
     bytes_per_parameter: float
     memory_bandwidth_gb_s: float
     peak_tflops: float
@@ -312,15 +312,12 @@ def profile_facts(
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
     sampled, drawn = seeded_rounds(profiles, draft, config, index)
     curves = [c.error_curve for c in convergence.checks]
-    partials = [Fraction(1)]
-    for a in n.accept_rates:
-        partials.append(partials[-1] * a)
     return ProfileFacts(
         id=draft.id, name=draft.name, description=draft.description,
         accept_rates=n.accept_rates,
         round_lengths=tuple(enumerate(n.round_length_distribution, start=1)),
         expected_tokens=n.expected_tokens, expected_tokens_partial_products=n.expected_tokens_partial_products,
-        partial_products=tuple(partials), expected_accepted_drafts=n.expected_accepted_drafts,
+        partial_products=tuple(accumulate(n.accept_rates, operator.mul, initial=Fraction(1))), expected_accepted_drafts=n.expected_accepted_drafts,
         round_cost=n.round_cost, speedup=n.speedup,
         authored_round=authored, sampled_rounds=sampled, drawn_rounds=drawn,
         positions=position_facts(profiles, draft),
@@ -369,7 +366,6 @@ def negative_control(cases: list, config: SiteConfig, threshold: float, memo: Me
     failed = sum(case.failed(threshold) for case in results)
     return NegativeControl(
         cases=tuple(results), tests=tests, failed_tests=failed, passed_tests=tests - failed,
-        worst_p_value=min(case.worst_p_value for case in results),
         worst_total_variation=max(case.worst_total_variation for case in results),
         caught=failed > 0,
     )
@@ -442,7 +438,7 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
     grid = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, r.max_positions, round(crossover)}  # the knee is a point too
     positions = tuple(sorted(p for p in grid if 1 <= p <= r.max_positions))
     return RooflineFacts(
-        r.model_label, r.parameters, r.bytes_per_parameter, r.memory_bandwidth_gb_s, r.peak_tflops,
+        r.model_label, r.bytes_per_parameter, r.memory_bandwidth_gb_s, r.peak_tflops,
         weight_bytes, memory_ms, compute_ms, crossover,
         positions, tuple(max(memory_ms, compute_ms * n) for n in positions), r.sources,
         parameters_billions=r.parameters / 1e9, weight_gb=weight_bytes / 1e9,

@@ -65,7 +65,7 @@ class Page:
         return site_title if self.title.strip() == site_title.strip() else f"{self.title} · {site_title}"
 
 
-def load_page(path: Path) -> Page:
+def load_page(path: Path, part: str = "main") -> Page:
     try:
         size = Path(path).stat().st_size
     except OSError:
@@ -95,7 +95,7 @@ def load_page(path: Path) -> Page:
     return Page(
         slug=slug, source=path, title=meta["title"],
         nav_title=meta.get("nav_title") or meta["title"], description=meta.get("description") or "",
-        markdown=text[m.end():], body_line=text[: m.end()].count("\n") + 1,
+        markdown=text[m.end():], body_line=text[: m.end()].count("\n") + 1, part=part,
     )
 
 
@@ -117,11 +117,7 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
     unlisted = sorted(set(found) - set(order) - set(appendix))
     if unlisted:
         raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' or 'appendix' in {config_source}")
-    pages = [load_page(found[slug]) for slug in order]
-    for slug in appendix:
-        page = load_page(found[slug])
-        page.part = "appendix"
-        pages.append(page)
+    pages = [load_page(found[slug]) for slug in order] + [load_page(found[slug], "appendix") for slug in appendix]
     owner: dict[str, Page] = {}
     for page in pages:
         if page.url in owner:

@@ -25,25 +25,21 @@ class Chip:
 
 @dataclass(frozen=True)
 class Bar:
-    """One token's row in a check frame: the target's p and the draft's q and, where a rejection uses it, the
-    residual; the page draws each as a bar of that length."""
+    """One token's row in a check frame: the target's p and the draft's q, drawn as bars of that length."""
     token: str
     p: Fraction
     q: Fraction
-    residual: Fraction | None
     proposed: bool
-    overlap: Fraction = Fraction(0)  # min(p, q): what acceptance delivers of this token
-    excess: Fraction = Fraction(0)  # max(0, p - q): what a rejection's residual tops up
+    overlap: Fraction  # min(p, q): what acceptance delivers of this token
+    excess: Fraction  # max(0, p - q): what a rejection's residual tops up
 
 
 def bars(f: Frame, position: PositionFacts | None, tokens) -> tuple[Bar, ...]:
-    """p and q over every token at a check frame's position; the residual too when this check rejects."""
+    """p and q over every token at a check frame's position."""
     if f.kind != "verify" or position is None or position.draft is None:
         return ()
-    residual = f.residual if f.verdict == REJECTED else None
     return tuple(
-        Bar(t, position.target[i], position.draft[i], None if residual is None else residual[i], i == f.proposal,
-            position.overlap[i], position.excess[i])
+        Bar(t, position.target[i], position.draft[i], i == f.proposal, position.overlap[i], position.excess[i])
         for i, t in enumerate(tokens)
     )
 
@@ -225,10 +221,6 @@ def _token(tokens, index: int | None) -> str | None:
     return None if index is None else tokens[index]
 
 
-def _float(x: Fraction | None) -> float | None:
-    return None if x is None else float(x)
-
-
 # Words that name a verdict: no frame title uses one, so a title never gives away what the frame reveals.
 VERDICT_WORDS = (str(ACCEPTED), str(REJECTED), "replacement", "bonus", str(DROPPED))
 
@@ -264,7 +256,7 @@ def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, 
         id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
         position=f.position, proposal=_token(tokens, f.proposal),
         p_target=f.p_target, p_draft=f.p_draft, ratio=f.ratio, accept_probability=f.accept_probability,
-        u=_float(f.u), u_text=_draw_text(f.u), verdict=f.verdict, residual=_labelled(tokens, f.residual),
+        u=None if f.u is None else float(f.u), u_text=_draw_text(f.u), verdict=f.verdict, residual=_labelled(tokens, f.residual),
         replacement=_token(tokens, f.replacement), replacement_u_text=_draw_text(f.replacement_u),
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
         bonus=_token(tokens, f.bonus), bonus_u_text=_draw_text(f.bonus_u),
