@@ -22,7 +22,7 @@ from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .profiles import CostModel, Draft, Profiles
-from .requirements import AUTHORED_FACTS, authored_rounds
+from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds
 
 
 @dataclass(frozen=True)
@@ -452,18 +452,13 @@ def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
 
     The rules are requirements.AUTHORED_FACTS, which load_inputs and `validate` check first, so data
     that lacks one is refused there, naming the profiles file, before anything is computed."""
-    found: dict[str, Notable] = {}
-    for p in profiles:
-        for number, f in enumerate(p.authored_round.frames, start=1):
-            if f.kind != "verify":
-                continue
-            for name, (shows, _) in AUTHORED_FACTS.items():
-                if shows(f):
-                    found.setdefault(name, Notable(p.id, number))
+    found = authored_facts((p, p.authored_round.frames) for p in profiles)
     missing = set(AUTHORED_FACTS) - found.keys()
     if missing:
         raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
-    return NotableFrames(**found)
+    return NotableFrames(**{
+        name: Notable(p.id, p.authored_round.frames.index(f) + 1) for name, (p, f) in found.items()
+    })
 
 
 def lossless_example(profiles: tuple[ProfileFacts, ...], where: Notable, tokens: tuple[str, ...]) -> LosslessExample:
