@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
+from types import MappingProxyType
 from typing import TypeVar
 
 import numpy as np
@@ -158,15 +159,6 @@ class Notable:
 
 
 @dataclass(frozen=True)
-class NotableFrames:
-    """The first authored frame that shows each of the four facts worth noticing."""
-    outright: Notable  # a ratio of at least 1: accepted without a draw
-    target_zero: Notable  # the target gives the proposal 0: rejected without a draw
-    drops_later: Notable  # a rejection drops every later proposal
-    replacement: Notable  # a rejection's replacement comes from the residual
-
-
-@dataclass(frozen=True)
 class LosslessExample:
     """P(commit y) = q(y) min(1, p(y)/q(y)) + (1 - alpha) residual(y), for the token a rejection put in."""
     profile_id: str
@@ -219,7 +211,7 @@ class Facts:
     roofline_verify_positions: int  # one check scores k + 1 positions: the k proposals and the bonus after them
     roofline_verify_ms: float  # the roofline's time for that one pass
     roofline_verify_compute_ms: float
-    notable: NotableFrames
+    notable: Mapping[str, Notable]  # each of requirements.AUTHORED_FACTS -> the first authored frame showing it
     lossless_example: LosslessExample
     what_if: WhatIfFacts
 
@@ -447,7 +439,7 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
     )
 
 
-def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
+def notable_frames(profiles: tuple[ProfileFacts, ...]) -> Mapping[str, Notable]:
     """Where each of the four facts shows on the authored data: the frame a reader should look at.
 
     The rules are requirements.AUTHORED_FACTS, which load_inputs and `validate` check first, so data
@@ -456,7 +448,7 @@ def notable_frames(profiles: tuple[ProfileFacts, ...]) -> NotableFrames:
     missing = set(AUTHORED_FACTS) - found.keys()
     if missing:
         raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
-    return NotableFrames(**{
+    return MappingProxyType({
         name: Notable(p.id, p.authored_round.frames.index(f) + 1) for name, (p, f) in found.items()
     })
 
@@ -525,6 +517,6 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         roofline=roofline, roofline_verify_positions=k + 1, roofline_verify_ms=roofline.time_ms(k + 1),
         roofline_verify_compute_ms=roofline.compute_ms_per_position * (k + 1),
         notable=notable,
-        lossless_example=lossless_example(drafts, notable.replacement, profiles.tokens),
+        lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
     )

@@ -187,11 +187,11 @@ class SpeedupPanelView(_Delegates):
 
 @dataclass(frozen=True)
 class NotableView:
-    """Each fact worth noticing as (profile, frame): the frame a reader should look at."""
-    outright: tuple[ProfileView, FrameView]
-    target_zero: tuple[ProfileView, FrameView]
-    drops_later: tuple[ProfileView, FrameView]
-    replacement: tuple[ProfileView, FrameView]
+    """Each fact worth noticing as (profile, frame): the first authored frame that shows it."""
+    outright: tuple[ProfileView, FrameView]  # a ratio of at least 1: accepted without a draw
+    target_zero: tuple[ProfileView, FrameView]  # the target gives the proposal 0: rejected without a draw
+    drops_later: tuple[ProfileView, FrameView]  # a rejection drops every later proposal
+    replacement: tuple[ProfileView, FrameView]  # a rejection's replacement comes from the residual
 
     def items(self):
         return [(name, getattr(self, name)) for name in ("outright", "target_zero", "drops_later", "replacement")]
@@ -310,14 +310,10 @@ def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> Sit
         p = by_id[n.profile_id]
         return p, p.authored.frames[n.frame_number - 1]
 
-    notable = facts.notable
     return SiteView(
         facts=facts, title=title, profiles=profiles,
         speedup_panels=tuple(SpeedupPanelView(s, _figures_of(plan, "speedup", s.id)) for s in facts.speedup_panels),
-        notable=NotableView(
-            resolve(notable.outright), resolve(notable.target_zero),
-            resolve(notable.drops_later), resolve(notable.replacement),
-        ),
+        notable=NotableView(**{name: resolve(n) for name, n in facts.notable.items()}),
         figure=_figures_of(plan, "site", None),
     )
 
