@@ -189,13 +189,11 @@ def _parse_target(target_raw: object, tokens: tuple[str, ...], fail) -> tuple[Ro
 def _parse_drafts(drafts_raw: object, tokens: tuple[str, ...], k: int, fail) -> tuple[Draft, ...]:
     if not isinstance(drafts_raw, list) or not drafts_raw:
         raise fail("drafts", "must be a non-empty list of draft profiles")
-    drafts = []
-    ids: set[str] = set()
+    drafts: list[Draft] = []
     for n, d in enumerate(drafts_raw):
         draft = _parse_draft(d, n, tokens, k, fail)
-        if draft.id in ids:
+        if any(other.id == draft.id for other in drafts):
             raise fail(f"draft {shown(draft.id)}, field id", "duplicate draft id")
-        ids.add(draft.id)
         drafts.append(draft)
     return tuple(drafts)
 
@@ -218,14 +216,11 @@ def _parse_draft(d: object, n: int, tokens: tuple[str, ...], k: int, fail) -> Dr
     if not isinstance(props, list):
         raise fail(f"{label}, field proposals", "must be a list of token labels")
     if len(dists) != len(props):
-        raise fail(
-            label, f"{len(dists)} distributions but {len(props)} proposals; there must be one of each per position"
-        )
+        raise fail(label, f"{len(dists)} distributions but {len(props)} proposals; "
+                          "there must be one of each per position")
     if len(dists) != k:
-        raise fail(
-            f"{label}, field distributions",
-            f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)",
-        )
+        raise fail(f"{label}, field distributions",
+                   f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)")
     rows = tuple(_parse_row(r, f"{label}, position {i + 1}, field distributions", tokens, fail)
                  for i, r in enumerate(dists))
     index = {t: i for i, t in enumerate(tokens)}

@@ -127,7 +127,9 @@ class _StrictLoader(yaml.SafeLoader):
 
     def fail(self, mark, problem: str) -> InputError:
         where = f"line {mark.line + self.first_line}, column {mark.column + 1}"
-        place = _join(self.path)
+        place = ""  # the key path, e.g. playground.prose.books[2]
+        for part in filter(None, self.path):
+            place += part if part.startswith("[") or not place else f".{part}"
         return InputError(f"{self.source}: {where}{f' ({place})' if place else ''}: {problem}")
 
     def compose_node(self, parent, index):
@@ -162,15 +164,6 @@ class _StrictLoader(yaml.SafeLoader):
                         raise self.fail(key_node.start_mark, f"duplicate key {shown(key)} (first on line {first})")
                     seen[key] = key_node.start_mark.line + self.first_line
         return super().construct_mapping(node, deep=deep)
-
-
-def _join(path: list[str]) -> str:
-    out = ""
-    for part in path:
-        if not part:
-            continue
-        out += part if part.startswith("[") or not out else f".{part}"
-    return out
 
 
 def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
