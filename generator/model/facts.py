@@ -140,15 +140,11 @@ class RooflineFacts:
     compute_ms_per_position: float
     crossover_positions: float  # where compute time catches up with the memory floor
     positions: tuple[int, ...]
-    times_ms: tuple[float, ...]
+    times_ms: tuple[float, ...]  # a pass takes the larger of the memory time and the compute time
     sources: tuple[RooflineSource, ...]
     parameters_billions: float
     weight_gb: float
     utilisation_one_position: float  # the share of a one-position pass the arithmetic units are busy
-
-    def time_ms(self, positions: int) -> float:
-        """The model's time for one pass that scores `positions` positions: the larger of memory and compute."""
-        return max(self.memory_ms, self.compute_ms_per_position * positions)
 
 
 @dataclass(frozen=True)
@@ -214,12 +210,6 @@ class Facts:
     notable: Mapping[str, Notable]  # each of requirements.AUTHORED_FACTS -> the first authored frame showing it
     lossless_example: LosslessExample
     what_if: WhatIfFacts
-
-    def profile(self, profile_id: str) -> ProfileFacts:
-        for p in self.profiles:
-            if p.id == profile_id:
-                return p
-        raise KeyError(profile_id)
 
 
 @dataclass(frozen=True)
@@ -502,6 +492,7 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
     cost = analysis.round_cost(k, cm.draft_step, cm.verify_step)
     curves = speedup_curves(config)
     roofline = roofline_facts(config)
+    verify_compute_ms = roofline.compute_ms_per_position * (k + 1)
     notable = notable_frames(drafts)
     return Facts(
         tokens=profiles.tokens, k=k, vocab_size=len(profiles.tokens),
@@ -514,8 +505,8 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         speedup_max_k=max(g for c in curves for g, _ in c.points),
         speedup_points_checked=sum(len(c.points) for c in curves),
         speedup_costs=tuple(sorted({c.cost for c in curves})), speedup_alphas=tuple(sorted({c.alpha for c in curves})),
-        roofline=roofline, roofline_verify_positions=k + 1, roofline_verify_ms=roofline.time_ms(k + 1),
-        roofline_verify_compute_ms=roofline.compute_ms_per_position * (k + 1),
+        roofline=roofline, roofline_verify_positions=k + 1,
+        roofline_verify_ms=max(roofline.memory_ms, verify_compute_ms), roofline_verify_compute_ms=verify_compute_ms,
         notable=notable,
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),

@@ -70,7 +70,6 @@ class FrameView:
     bonus_distribution: tuple[tuple[str, Fraction], ...] | None
     bonus: str | None
     bonus_u_text: str
-    committed: tuple[str, ...]
     chips: tuple[Chip, ...]
     certain: bool  # the verdict needed no draw
     bars: tuple[Bar, ...] = ()  # p and q over every token, in a check frame
@@ -260,8 +259,7 @@ def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, 
         verdict=f.verdict, residual=_labelled(tokens, f.residual),
         replacement=_token(tokens, f.replacement), replacement_u_text=_draw_text(f.replacement_u),
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
-        bonus=_token(tokens, f.bonus), bonus_u_text=_draw_text(f.bonus_u),
-        committed=tuple(tokens[t] for t in f.committed), chips=own,
+        bonus=_token(tokens, f.bonus), bonus_u_text=_draw_text(f.bonus_u), chips=own,
         certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens), shown_chips=before,
     )
 
