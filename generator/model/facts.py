@@ -239,11 +239,10 @@ def no_memo(kind: str, inputs: tuple, compute: Callable[[], T]) -> T:
 
 def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...]:
     out = []
-    for i, (t, q) in enumerate(zip(profiles.target, draft.distributions)):
-        x = draft.proposals[i]
+    for position, (t, q, x) in enumerate(zip(profiles.target, draft.distributions, draft.proposals), start=1):
         ex = excess(t, q)
         out.append(PositionFacts(
-            i + 1, False, t, q, profiles.tokens[x], overlap(t, q), ex, sum(ex, Fraction(0)), residual(t, q),
+            position, False, t, q, profiles.tokens[x], overlap(t, q), ex, sum(ex, Fraction(0)), residual(t, q),
             analysis.acceptance_rate(t, q), accept_probability(t[x], q[x]),
         ))
     out.append(PositionFacts(profiles.k + 1, True, profiles.target[-1], None, None, None, None, None, None, None, None))
@@ -271,20 +270,12 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
     stream = [run_round(profiles.target, draft.distributions, rng)
               for _ in range(max(count, mc.sampled_stream_rounds))]
     sampled, later = stream[:count], stream[count:]
-    if not any(_drawn(r, REJECTED) for r in sampled):
-        extra = next((r for r in later if _drawn(r, REJECTED)), None)
-        if extra is not None:
-            sampled[-1] = extra
-    wanted = {
-        ACCEPTED: lambda r: _drawn(r, ACCEPTED) and not _drawn(r, REJECTED),
-        REJECTED: lambda r: _drawn(r, REJECTED),
-    }
-    drawn = []
-    for verdict, test in wanted.items():
-        found = next((r for r in later if test(r)), None)
-        if found is not None:
-            drawn.append((verdict, found))
-    return tuple(sampled), tuple(drawn)
+    kept = next((r for r in later if _drawn(r, ACCEPTED) and not _drawn(r, REJECTED)), None)
+    rejected = next((r for r in later if _drawn(r, REJECTED)), None)
+    if rejected is not None and not any(_drawn(r, REJECTED) for r in sampled):
+        sampled[-1] = rejected
+    drawn = tuple((verdict, r) for verdict, r in ((ACCEPTED, kept), (REJECTED, rejected)) if r is not None)
+    return tuple(sampled), drawn
 
 
 def profile_facts(

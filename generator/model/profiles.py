@@ -11,6 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 from ..errors import UserError
@@ -97,7 +98,7 @@ def _visible(label: str) -> str:
 
 def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
     """Validate an already-decoded document; pure, so tests can feed it dicts directly."""
-    fail = _failer(source)
+    fail = partial(_fail, source)  # fail(where, problem): the error naming the file and the place in it
     if not isinstance(raw, dict):
         raise fail("", "the top level must be an object with keys " + ", ".join(sorted(_TOP_KEYS)))
     _check_keys(raw, _TOP_KEYS, _OPTIONAL_TOP_KEYS, "top level", fail)
@@ -110,11 +111,8 @@ def parse_profiles(raw: object, source: str = "<profiles>") -> Profiles:
     return Profiles(source, tokens, CostModel(draft_step, verify_step), target, drafts)
 
 
-def _failer(source: str):
-    def fail(where: str, problem: str) -> DataError:
-        return DataError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
-
-    return fail
+def _fail(source: str, where: str, problem: str) -> DataError:
+    return DataError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
 
 
 def _parse_tokens(tokens: object, fail) -> tuple[str, ...]:

@@ -280,15 +280,13 @@ def _figures_of(plan: tuple[FigureRef, ...], each: str, item_id: str | None) -> 
     return MappingProxyType({ref.key: ref.name for ref in plan if ref.each == each and ref.item_id == item_id})
 
 
-DRAWN_LABELS = MappingProxyType({ACCEPTED: "Kept by the draw", REJECTED: "Rejected by the draw"})
-
-
 def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> ProfileView:
     return ProfileView(
         facts=p,
         authored=round_view(p.id, "authored", "The worked round", p.authored_round, tokens, p.positions),
         drawn=tuple(
-            round_view(p.id, f"draw-{verdict}", DRAWN_LABELS[verdict], r, tokens, p.positions)
+            round_view(p.id, f"draw-{verdict}", "Kept by the draw" if verdict == ACCEPTED else "Rejected by the draw",
+                       r, tokens, p.positions)
             for verdict, r in p.drawn_rounds
         ),
         sampled=tuple(
@@ -367,11 +365,6 @@ def _frame_data(f: FrameView) -> dict:
     return out
 
 
-def _round_data(r: RoundView) -> dict:
-    return {"id": r.id, "label": r.label, "summary": r.summary, "proposals": list(r.proposals),
-            "frames": [_frame_data(f) for f in r.frames]}
-
-
 def stepper_data(site: SiteView) -> dict:
     """The JSON the stepper's script draws every frame from: per profile, each position's p, q, min(p, q),
     max(0, p - q) and residual once (exact fractions as text), and each round's frames in the order offered."""
@@ -385,7 +378,11 @@ def stepper_data(site: SiteView) -> dict:
                      "top": _fractions(v.excess), "r": _fractions(v.residual)}
                     for v in p.positions
                 ],
-                "rounds": [_round_data(r) for r in p.rounds],
+                "rounds": [
+                    {"id": r.id, "label": r.label, "summary": r.summary, "proposals": list(r.proposals),
+                     "frames": [_frame_data(f) for f in r.frames]}
+                    for r in p.rounds
+                ],
             }
             for p in stepper_profiles(site)
         ],

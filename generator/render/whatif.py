@@ -50,10 +50,9 @@ def numbers(target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int
     """Every number the editor shows for a state whose first k positions are drafted, as fraction strings."""
     t, d = tuple(target[: k + 1]), tuple(draft[:k])
     n = analysis.summarize("what-if", t, d, CostModel(Fraction(draft_step), Fraction(verify_step)))
-    residuals = [residual(t[i], d[i]) for i in range(k)]
     return {
         "accept_rates": [fraction_text(a) for a in n.accept_rates],
-        "residuals": [None if r is None else [fraction_text(x) for x in r] for r in residuals],
+        "residuals": [None if r is None else [fraction_text(x) for x in r] for r in map(residual, t, d)],
         "proposal_accept": [fraction_text(accept_probability(t[i][x], d[i][x])) for i, x in enumerate(proposals[:k])],
         "round_length_distribution": [fraction_text(p) for p in n.round_length_distribution],
         "expected_tokens": fraction_text(n.expected_tokens),
