@@ -284,10 +284,8 @@ def profile_facts(
     """A draft's facts, given its authored round (requirements.authored_rounds)."""
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
     sampled, drawn = seeded_rounds(profiles, draft, config, index)
-    curves = [c.error_curve for c in convergence.checks]
     return ProfileFacts(
-        id=draft.id, name=draft.name, description=draft.description,
-        accept_rates=n.accept_rates,
+        id=draft.id, name=draft.name, description=draft.description, accept_rates=n.accept_rates,
         round_lengths=tuple(enumerate(n.round_length_distribution, start=1)),
         expected_tokens=n.expected_tokens, expected_tokens_partial_products=n.expected_tokens_partial_products,
         partial_products=tuple(accumulate(n.accept_rates, operator.mul, initial=Fraction(1))),
@@ -297,7 +295,7 @@ def profile_facts(
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
-        error_slope=mean_loglog_slope(curves),
+        error_slope=mean_loglog_slope([c.error_curve for c in convergence.checks]),
     )
 
 
@@ -361,8 +359,7 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     threshold = mc.family_alpha / tests
     slowest = tuple(max(case.checks, key=lambda c: c.total_variation) for case in random)
     return ConvergenceFacts(
-        rounds=rounds, cases=results, authored=authored, random=random,
-        random_slowest=slowest,
+        rounds=rounds, cases=results, authored=authored, random=random, random_slowest=slowest,
         random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
         tests=tests, family_alpha=mc.family_alpha, threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
