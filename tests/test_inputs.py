@@ -107,6 +107,18 @@ def test_a_byte_that_is_not_utf8_in_site_yaml_is_named_by_line_and_column(projec
     assert "not UTF-8" in line
 
 
+def test_a_control_character_in_yaml_is_named_by_line_and_column(project, monkeypatch, capsys):
+    """PyYAML refuses such a character while its loader is being made: that, too, is one line, not a traceback."""
+    path = project / "data" / "site.yaml"
+    path.write_bytes(path.read_bytes().replace(b"exactly", b"exact\x01y", 1))
+    line = refuses(project, monkeypatch, capsys, "data/site.yaml: line 3, column ")
+    assert "unacceptable character #x0001" in line
+    page = project / "site_src" / "pages" / "limits.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("title:", "title: \x07", 1), encoding="utf-8")
+    path.write_bytes(path.read_bytes().replace(b"exact\x01y", b"exactly", 1))
+    assert "site_src/pages/limits.md: line 2, column " in refuses(project, monkeypatch, capsys, "site_src/pages/limits.md")
+
+
 def test_a_page_that_is_not_text_is_named(project, monkeypatch, capsys):
     (project / "site_src" / "pages" / "limits.md").write_bytes(b"---\ntitle: x\n---\n\x89PNG\r\n\x1a\n\x00\xff\xfe")
     line = refuses(project, monkeypatch, capsys, "site_src/pages/limits.md: line 4")

@@ -168,14 +168,22 @@ class _StrictLoader(yaml.SafeLoader):
 
 def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError] = InputError) -> Any:
     """One YAML document; `first_line` is the file line the text starts on (front matter starts on line 2)."""
-    loader = _StrictLoader(text, source, first_line)
+    loader = None
     try:
+        loader = _StrictLoader(text, source, first_line)  # reads the text: a control character stops it here
         return loader.get_single_data()
     except InputError as exc:  # an alias, a duplicate key, deep nesting
         raise _as(error, exc) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + first_line}, column {mark.column + 1}: " if mark else ""
+        if mark is not None:
+            where = f"line {mark.line + first_line}, column {mark.column + 1}: "
+        elif isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow, at exc.position
+            line = text.count("\n", 0, exc.position) + first_line
+            column = exc.position - text.rfind("\n", 0, exc.position)
+            where = f"line {line}, column {column}: "
+        else:
+            where = ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise error(f"{source}: {where}invalid YAML: {problem}") from None
     except RecursionError:
@@ -183,7 +191,8 @@ def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError
     except ValueError as exc:  # e.g. an integer longer than Python converts
         raise error(f"{source}: invalid YAML: {str(exc).splitlines()[0][:120]}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # --- JSON ---------------------------------------------------------------------------------------
