@@ -1,11 +1,10 @@
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from support import BUILT_SITE_ENV, PROFILES, built_site, copy_project
+from support import BUILT_SITE_ENV, PROFILES, built_site, copy_project, session_cache_copy
 
 _PREVIOUS_CACHE_DIR = os.environ.get("GENERATOR_CACHE_DIR")
 
@@ -52,6 +51,13 @@ def own_cache_folder(tmp_path_factory, monkeypatch) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory) -> Path:
+    """One cache folder for module fixtures and tests that build the project as it is (or with an edit that
+    does not matter to the cache), filled first with what the session's build computed."""
+    return session_cache_copy(tmp_path_factory.mktemp("shared-cache"))
+
+
+@pytest.fixture(scope="session")
 def site_dir() -> Path:
     """The real site, built once per session and shared by every module that reads or serves it. Read only."""
     return built_site()
@@ -68,7 +74,7 @@ def project(tmp_path, own_cache_folder):
     """A copy of the project's inputs in a temporary folder, so a test can edit them freely, and in the test's own
     cache folder a copy of what the session's build of the real site computed (its figures, Monte Carlo and
     playground), so a build of the copy computes only what the test changed. A test of a cold cache empties it."""
-    shutil.copytree(built_site().parent / "cache", own_cache_folder, dirs_exist_ok=True)
+    session_cache_copy(own_cache_folder)
     return copy_project(tmp_path)
 
 

@@ -22,6 +22,13 @@ def copy_project(dest: Path) -> Path:
     return Path(dest)
 
 
+def session_cache_copy(folder: Path) -> Path:
+    """`folder` with a copy of what the session's build of the real site computed (its figures, Monte Carlo and
+    playground), so a build that uses it computes only what differs from the real site."""
+    shutil.copytree(built_site().parent / "cache", folder, dirs_exist_ok=True)
+    return Path(folder)
+
+
 def only_page(project: Path, body: str) -> None:
     """Make `project` a site of one page, index.md, whose body is `body` (the other pages and the appendix go)."""
     pages = project / "site_src" / "pages"

@@ -26,7 +26,7 @@ from generator.errors import UserError
 from generator.site import output as O
 from generator.site import pipeline as B
 from generator.site.cache import ENV_DIR, Cache
-from support import copy_project
+from support import copy_project, session_cache_copy
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -48,7 +48,7 @@ def stat_tree(folder: Path) -> dict[str, tuple[bytes, int]]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = copy_project(tmp_path_factory.mktemp("project"))
-    cache = tmp_path_factory.mktemp("site-cache")
+    cache = session_cache_copy(tmp_path_factory.mktemp("site-cache"))
     report = B.build(root, root / "build", cache=Cache(cache))
     return root, report, cache
 

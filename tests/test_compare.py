@@ -19,9 +19,9 @@ ADDED_TEXT = "Fish & chips <3, added by the test"
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
+def builds(tmp_path_factory, shared_cache):
     root = copy_project(tmp_path_factory.mktemp("project"))
-    build(root, root / "build", cache=Cache(tmp_path_factory.getbasetemp() / "generator-cache"))
+    build(root, root / "build", cache=Cache(shared_cache))
     base = root / "build"
     head = Path(shutil.copytree(base, root / "head"))
     manifest_path = head / "figures" / "manifest.json"

@@ -13,7 +13,7 @@ import pytest
 
 from generator.site import pipeline as B
 from generator.site.cache import Cache
-from support import copy_project, fresh_build
+from support import copy_project, fresh_build, session_cache_copy
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -54,7 +54,7 @@ EDITS = {
 def built(tmp_path_factory):
     """A project copy built once, with a cache of its own: the build every edit starts from."""
     root = copy_project(tmp_path_factory.mktemp("incremental"))
-    cache = tmp_path_factory.mktemp("incremental-cache")
+    cache = session_cache_copy(tmp_path_factory.mktemp("incremental-cache"))
     B.build(root, root / "build", cache=Cache(cache))
     return root, cache
 

@@ -23,7 +23,7 @@ from generator.render import card as card_module
 from generator.site.cache import Cache
 from generator.site.pipeline import build
 from generator.site.publish import NO_GIT_WARNING, SITE_URL_ENV
-from support import ROOT, copy_project
+from support import ROOT, copy_project, session_cache_copy
 
 URL = "https://example.org/specdec/"
 
@@ -76,7 +76,7 @@ def build_with(root: Path, out: Path, cache_dir: Path, **env) -> Path:
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
     root = copy_project(tmp_path_factory.mktemp("project"))
-    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    cache = session_cache_copy(tmp_path_factory.mktemp("publish-cache"))
     plain = build_with(root, root / "plain", cache)
     published = build_with(root, root / "published", cache, GENERATOR_SITE_URL=URL.rstrip("/"),
                            SOURCE_DATE_EPOCH="1767225600")  # 2026-01-01
@@ -131,10 +131,10 @@ def test_an_invalid_site_url_is_one_line_naming_the_variable(project):
     assert done.stderr.count("\n") == 1 and not (project / "out").exists()
 
 
-def test_site_yaml_sets_the_address_and_the_environment_overrides_it(project, tmp_path_factory):
+def test_site_yaml_sets_the_address_and_the_environment_overrides_it(project, shared_cache):
     site = project / "data" / "site.yaml"
     site.write_text(site.read_text(encoding="utf-8").replace('site_url: ""', "site_url: https://configured.example/x"))
-    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    cache = shared_cache
     configured = build_with(project, project / "a", cache)
     assert head(configured / "index.html").links["canonical"] == "https://configured.example/x/"
     overridden = build_with(project, project / "b", cache, GENERATOR_SITE_URL="https://env.example/")
@@ -245,14 +245,14 @@ def test_citation_tags_everywhere_and_the_build_date_from_source_date_epoch(site
     assert "citation_publication_date" not in head(plain / "speedup.html").meta
 
 
-def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(project, tmp_path_factory):
+def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(project, tmp_path_factory, shared_cache):
     git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org"]
     env = {**os.environ, "GIT_COMMITTER_DATE": "2026-02-03T04:05:06Z", "GIT_AUTHOR_DATE": "2026-02-03T04:05:06Z"}
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True, env=env)
     commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    cache = shared_cache
     a = build_with(project, project / "a", cache)
     b = build_with(project, project / "b", tmp_path_factory.mktemp("cold-cache"))
     text = (a / "index.html").read_text(encoding="utf-8")
@@ -261,7 +261,7 @@ def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(
         {p.relative_to(b): p.read_bytes() for p in b.rglob("*") if p.is_file()}
 
 
-def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(project, tmp_path_factory):
+def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(project, shared_cache):
     """A build of a tree with an edit nobody committed must not pass for the commit: "(modified)" follows it.
     Negative control: committed, the same tree builds without the mark."""
     git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org"]
@@ -271,7 +271,7 @@ def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(pr
     commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     page = project / "site_src" / "pages" / "limits.md"
     page.write_text(page.read_text(encoding="utf-8") + "\nAn edit nobody committed.\n", encoding="utf-8")
-    cache = tmp_path_factory.getbasetemp() / "generator-cache"
+    cache = shared_cache
     dirty = colophon(build_with(project, project / "dirty", cache) / "index.html")
     assert f'from commit <code title="{commit}">{commit[:12]}</code> (modified).' in dirty, dirty
     subprocess.run([*git, "commit", "-qam", "y"], check=True)
@@ -323,11 +323,11 @@ def test_a_planted_mistake_fails_the_build_in_one_line_naming_the_page_and_line(
     assert not (project / "out").exists()
 
 
-def test_footnotes_render_as_linked_notes(project, tmp_path_factory):
+def test_footnotes_render_as_linked_notes(project, shared_cache):
     page = project / "site_src" / "pages" / "speedup.md"
     page.write_text(page.read_text(encoding="utf-8") + "\nA claim with a source.[^src]\n\n[^src]: The source, in a note.\n",
                     encoding="utf-8")
-    out = build_with(project, project / "out", tmp_path_factory.getbasetemp() / "generator-cache")
+    out = build_with(project, project / "out", shared_cache)
     text = (out / "speedup.html").read_text(encoding="utf-8")
     assert "[^src]" not in text and 'class="footnotes"' in text and "The source, in a note." in text
     assert [str(p) for p in check_site(out)] == []

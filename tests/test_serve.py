@@ -59,9 +59,9 @@ def running_serve(root, cache, lines: queue.Queue | None = None):
 
 
 @pytest.fixture
-def server(tmp_path, tmp_path_factory):
+def server(tmp_path, shared_cache):
     root = copy_project(tmp_path / "project")
-    with running_serve(root, tmp_path_factory.getbasetemp() / "generator-cache") as (origin, _):
+    with running_serve(root, shared_cache) as (origin, _):
         yield root, origin
 
 
@@ -99,11 +99,11 @@ def test_serve_rebuilds_when_a_source_changes_and_keeps_the_last_good_site_when_
 # --- issue 12, item 8: serve under load and misuse ----------------------------------------------
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
+def loaded(tmp_path_factory, shared_cache):
     """One serve process for the load and misuse tests, with everything it prints collected."""
     root = copy_project(tmp_path_factory.mktemp("loaded"))
     lines: queue.Queue = queue.Queue()
-    with running_serve(root, tmp_path_factory.getbasetemp() / "generator-cache", lines) as (origin, proc):
+    with running_serve(root, shared_cache, lines) as (origin, proc):
         yield origin, proc, lines
 
 

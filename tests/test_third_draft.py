@@ -26,7 +26,8 @@ PER_DRAFT_PAGES = ("index", "positions", "positions-reference", "draft-and-verif
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from support import copy_project
+    from generator.site.cache import Cache
+    from support import copy_project, session_cache_copy
 
     root = copy_project(tmp_path_factory.mktemp("third"))
     path = root / "data" / "profiles.v1.json"
@@ -34,7 +35,7 @@ def site(tmp_path_factory):
     data["drafts"].append(THIRD)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     out = root / "build"
-    build(root, out)
+    build(root, out, cache=Cache(session_cache_copy(tmp_path_factory.mktemp("third-cache"))))
     return out
 
 
