@@ -9,6 +9,7 @@ import contextlib
 import functools
 import http.server
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -43,10 +44,16 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that dropped a request it no longer wants
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(directory: Path):
     """A local static server for a built site; yields its origin, e.g. http://127.0.0.1:41234."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory)))
+    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
