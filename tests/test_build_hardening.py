@@ -33,8 +33,8 @@ def cli_build(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 # --- every file the build reads is read as it is now, wherever it lies -----------------------------
 
-def test_a_dot_asset_is_published_changed_and_removed(project, tmp_path):
-    cache, out = Cache(tmp_path / "cache"), project / "build"
+def test_a_dot_asset_is_published_changed_and_removed(project, own_cache_folder):
+    cache, out = Cache(own_cache_folder), project / "build"
     asset = project / "site_src" / "assets" / ".nojekyll"
     asset.write_bytes(b"one")
     B.build(project, out, cache=cache)
@@ -48,7 +48,7 @@ def test_a_dot_asset_is_published_changed_and_removed(project, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["relative", "absolute"])
-def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how, project, tmp_path):
+def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how, project, tmp_path, own_cache_folder):
     outside = project / "elsewhere"
     outside.mkdir()
     profiles = outside / "profiles.json"
@@ -65,7 +65,7 @@ def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how,
     start, end = text.index("  prose:\n"), text.index("  code:\n")
     site.write_text(text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:],
                     encoding="utf-8")
-    out, folder = tmp_path / "out", tmp_path / "cache"
+    out, folder = tmp_path / "out", own_cache_folder
     B.build(project, out, cache=Cache(folder))
     edit(profiles, '"draft_step": "1/10"', '"draft_step": "1/9"')
     B.build(project, out, cache=Cache(folder))
@@ -81,16 +81,16 @@ def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how,
     assert not cache.computed  # negative control: a file the build does not read
 
 
-def test_a_copy_of_the_project_reuses_what_the_original_computed(project, tmp_path):
-    cache = Cache(tmp_path / "cache")
+def test_a_copy_of_the_project_reuses_what_the_original_computed(project, tmp_path, own_cache_folder):
+    cache = Cache(own_cache_folder)
     B.build(project, tmp_path / "one", cache=cache)
     other = copy_project(tmp_path / "other")
-    again = Cache(tmp_path / "cache")
+    again = Cache(own_cache_folder)
     B.build(other, tmp_path / "two", cache=again)
     assert not again.computed and tree(tmp_path / "one") == tree(tmp_path / "two")
 
 
-def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(project, tmp_path):
+def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(project, own_cache_folder):
     """The issue's case: site_src/assets a link to a folder, a file edited there. The folder lies inside the
     project here (one outside is refused: the next test)."""
     shared = project / "shared-assets"
@@ -99,7 +99,7 @@ def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(p
     (shared / "extra").mkdir()
     (project / "site_src" / "assets" / "linked").symlink_to("extra")  # a linked folder inside it, too
     (shared / "extra" / "note.txt").write_text("one")
-    out, folder = project / "build", tmp_path / "cache"
+    out, folder = project / "build", own_cache_folder
     B.build(project, out, cache=Cache(folder))
     css = (shared / "style.css").read_text(encoding="utf-8")
     assert (out / "assets" / "style.css").read_text(encoding="utf-8") == css
