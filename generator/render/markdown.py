@@ -63,48 +63,33 @@ def markdown_renderer() -> MarkdownIt:
     return md
 
 
-def _at(exc: MarkupProblem, line: int | None) -> MarkupProblem:
-    if exc.line is None:
-        exc.line = line
-    return exc
-
-
-def _fill_widgets(tok: Token, widgets: Sequence[str], used: list[bool], line: int | None) -> bool:
-    """Swap a placeholder block for its widget's HTML; whether `tok` was one."""
-    m = _PLACEHOLDER.fullmatch(tok.content)
-    if m is None:
-        return False
-    n = int(m.group(1))
-    if n >= len(widgets) or used[n]:
-        raise MarkupProblem(f"a widget placeholder cannot be written by hand ({m.group(0).strip()}); "
-                            'use {{ widget("name") }}', m.group(0).strip(), line)
-    used[n] = True
-    tok.content = widgets[n] + m.group(2)
-    return True
-
-
 def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
     """Raw HTML, widget placeholders, formulas, links and footnote references, token by token."""
     used = [False] * len(widgets)
     for tok in tokens:
         line = tok.map[0] + 1 if tok.map else None
         try:
-            if tok.type == "html_block" and not _fill_widgets(tok, widgets, used, line):
-                tok.content = check_html(tok.content, line or 0)
+            widget = _PLACEHOLDER.fullmatch(tok.content) if tok.type == "html_block" else None
+            if widget:  # a placeholder block: swapped for its widget's HTML
+                n, written = int(widget.group(1)), widget.group(0).strip()
+                if n >= len(widgets) or used[n]:
+                    raise MarkupProblem(f"a widget placeholder cannot be written by hand ({written}); "
+                                        'use {{ widget("name") }}', written)
+                used[n] = True
+                tok.content = widgets[n] + widget.group(2)
+            elif tok.type == "html_block":
+                tok.content = check_html(tok.content)
             elif tok.type == "math_block":
                 tok.meta["mathml"] = to_mathml(tok.content.strip(), True)
-        except MarkupProblem as exc:
-            raise _at(exc, line) from None
-        for child in tok.children or ():
-            try:
+            for child in tok.children or ():
                 if child.type == "html_inline":
-                    child.content = check_html(child.content, line or 0)
+                    child.content = check_html(child.content)
                 elif child.type == "math_inline":
                     child.meta["mathml"] = to_mathml(child.content.strip(), False)
                 elif child.type == "link_open":
                     href = str(child.attrGet("href") or "")
-                    if link_problem(href):
-                        raise MarkupProblem(link_problem(href), href)
+                    if problem := link_problem(href):
+                        raise MarkupProblem(problem, href)
                     if leaves_site(href) and child.attrGet("rel") is None:
                         child.attrSet("rel", NOOPENER.split('"')[1])
                 elif child.type == "text":
@@ -112,50 +97,49 @@ def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
                     if loose:
                         raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
                                             f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
-            except MarkupProblem as exc:
-                raise _at(exc, line) from None
+        except MarkupProblem as exc:
+            if exc.line is None:
+                exc.line = line
+            raise exc from None
     if not all(used):
         raise MarkupProblem("a widget must stand on a line of its own, outside code and lists "
                             f"(widget {used.index(False) + 1} of the page did not)", "widget(")
 
 
-def _label_boxes(tokens: list[Token], headings: list[Heading]) -> list[Token]:
-    """Name each heading's "#" link, and make every table and display equation a named, focusable scroll box.
+def _label_boxes(tokens: list[Token]) -> tuple[list[Token], list[Heading]]:
+    """Name each heading's "#" link, and make every table and display equation a named, focusable scroll box;
+    also the page's h2/h3 headings.
 
     Both are wider than a phone; a box that scrolls but cannot take focus cannot be scrolled from the
     keyboard (WCAG 2.1.1). A box is named after the section it sits in, numbered when a section has more.
     Widgets label their own boxes."""
     from markdown_it.token import Token
 
-    names = {h.id: h.text for h in headings}
-    section, seen, out = "", {}, []
+    headings, section, seen, out = [], "", {}, []
 
     def label(kind: str) -> str:
         base = f"{kind}: {section}" if section else kind
         seen[base] = seen.get(base, 0) + 1
         return str(escape(base if seen[base] == 1 else f"{base} ({seen[base]})"))
 
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
-            section = names.get(str(tok.attrs.get("id", "")), section)
-        elif tok.type == "inline" and tok.children:
-            for child in tok.children:
+            words = "".join(c.content for c in tokens[i + 1].children or [] if c.type in ("text", "code_inline"))
+            headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), words.strip()))
+            section = headings[-1].text
+        elif tok.type == "inline" and tok.children and section:
+            for child in tok.children:  # a heading's "#" link is in the text just after the heading opens
                 if child.type == "link_open" and child.attrGet("class") == "header-anchor":
-                    text = names.get(str(child.attrGet("href") or "")[1:])
-                    if text:
-                        child.attrSet("aria-label", f"Link to this section: {text}")
+                    child.attrSet("aria-label", f"Link to this section: {section}")
         elif tok.type == "math_block":
             tok.meta["label"] = label("Equation")
         elif tok.type == "table_open":
-            box = Token("html_block", "", 0)
-            box.content = f'<div class="table-scroll" role="region" tabindex="0" aria-label="{label("Table")}">\n'
-            out.append(box)
+            box = f'<div class="table-scroll" role="region" tabindex="0" aria-label="{label("Table")}">\n'
+            out.append(Token("html_block", "", 0, content=box))
         out.append(tok)
         if tok.type == "table_close":
-            end = Token("html_block", "", 0)
-            end.content = "</div>\n"
-            out.append(end)
-    return out
+            out.append(Token("html_block", "", 0, content="</div>\n"))
+    return out, headings
 
 
 def render_markdown(md: MarkdownIt, text: str, widgets: Sequence[str] = ()) -> tuple[str, list[Heading]]:
@@ -164,10 +148,5 @@ def render_markdown(md: MarkdownIt, text: str, widgets: Sequence[str] = ()) -> t
     env: dict = {}
     tokens = md.parse(text, env)
     _check_tokens(tokens, widgets)
-    headings = []
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.tag in ("h2", "h3"):
-            inline = tokens[i + 1]
-            label = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
-            headings.append(Heading(int(tok.tag[1]), str(tok.attrs.get("id", "")), label.strip()))
-    return md.renderer.render(_label_boxes(tokens, headings), md.options, env), headings
+    tokens, headings = _label_boxes(tokens)
+    return md.renderer.render(tokens, md.options, env), headings
