@@ -102,59 +102,56 @@ class RawHtmlError(MarkupProblem):
     """Raw HTML outside the allowlist; `needle` is the offending tag."""
 
 
+def _refused(snippet: str, why: str, hint: bool = True) -> RawHtmlError:
+    """The error for a piece of raw HTML; `hint`: whether to list the tags that are allowed."""
+    allowed = "; use Markdown, a widget, or one of: " + ", ".join(sorted(RAW_HTML_TAGS)) if hint else ""
+    return RawHtmlError(f"{why} ({shown(snippet)}){allowed}", snippet)
+
+
 class _RawHtml(HTMLParser):
-    """Checks one piece of raw HTML, and notes where a link to another site needs rel="noopener noreferrer"."""
+    """Checks one piece of raw HTML, raising at the first thing refused, and notes where a link to another
+    site needs rel="noopener noreferrer"."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.problem: tuple[str, str, bool] | None = None  # the tag, why, and whether to list what is allowed
         self.noopener: list[tuple[tuple[int, int], str]] = []  # (line, column) of a start tag, and its text
-
-    def _refuse(self, snippet: str, why: str, hint: bool = True) -> None:
-        if self.problem is None:
-            self.problem = (snippet, why, hint)
 
     def handle_starttag(self, tag, attrs):
         snippet = self.get_starttag_text() or f"<{tag}>"
         if tag not in RAW_HTML_TAGS:
-            return self._refuse(snippet, f"raw HTML <{tag}> is not allowed in a page")
-        names = set()
+            raise _refused(snippet, f"raw HTML <{tag}> is not allowed in a page")
         for name, value in attrs:
-            names.add(name)
             if name not in RAW_HTML_ATTRIBUTES or (name == "href" and tag != "a"):
-                return self._refuse(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
+                raise _refused(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
             if name == "href" and link_problem(value or ""):
-                return self._refuse(snippet, link_problem(value or ""), hint=False)
-        if tag == "a" and "rel" not in names and any(n == "href" and leaves_site(v or "") for n, v in attrs):
+                raise _refused(snippet, link_problem(value or ""), hint=False)
+        if tag == "a" and "rel" not in dict(attrs) and any(n == "href" and leaves_site(v or "") for n, v in attrs):
             self.noopener.append((self.getpos(), snippet))
 
     handle_startendtag = handle_starttag
 
     def handle_endtag(self, tag):
         if tag not in RAW_HTML_TAGS:
-            self._refuse(f"</{tag}", f"raw HTML </{tag}> is not allowed in a page")
+            raise _refused(f"</{tag}", f"raw HTML </{tag}> is not allowed in a page")
 
     def handle_comment(self, data):
         if data.strip().startswith("widget-"):
-            self._refuse(f"<!--{data}-->", "a widget placeholder cannot be written by hand; use {{ widget(\"name\") }}",
-                         hint=False)
+            why = 'a widget placeholder cannot be written by hand; use {{ widget("name") }}'
+            raise _refused(f"<!--{data}-->", why, hint=False)
 
     def handle_decl(self, decl):
-        self._refuse(f"<!{decl}", "a raw HTML declaration is not allowed in a page")
+        raise _refused(f"<!{decl}", "a raw HTML declaration is not allowed in a page")
 
     def handle_pi(self, data):
-        self._refuse(f"<?{data}", "a raw HTML processing instruction is not allowed in a page")
+        raise _refused(f"<?{data}", "a raw HTML processing instruction is not allowed in a page")
 
     def unknown_decl(self, data):
-        self._refuse(f"<![{data}", "raw HTML CDATA is not allowed in a page")
+        raise _refused(f"<![{data}", "raw HTML CDATA is not allowed in a page")
 
 
 def _with_noopener(text: str, tags: list[tuple[tuple[int, int], str]]) -> str:
     """`text` with rel="noopener noreferrer" written into each start tag listed (by position and text)."""
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]  # where each line begins, as getpos counts
     out, done = [], 0
     for (line, column), tag in tags:
         at = starts[line - 1] + column + len(tag) - (2 if tag.endswith("/>") else 1)
@@ -163,14 +160,10 @@ def _with_noopener(text: str, tags: list[tuple[tuple[int, int], str]]) -> str:
     return "".join(out) + text[done:]
 
 
-def check_html(text: str, line: int = 0) -> str:
-    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES, naming the first offending tag; return the
-    text with rel="noopener noreferrer" on each link that leaves the site. `line`: where the text starts."""
+def check_html(text: str) -> str:
+    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES (a RawHtmlError naming the first offending tag);
+    return the text with rel="noopener noreferrer" on each link that leaves the site."""
     parser = _RawHtml()
     parser.feed(text)
     parser.close()
-    if parser.problem:
-        snippet, why, hint = parser.problem
-        allowed = "; use Markdown, a widget, or one of: " + ", ".join(sorted(RAW_HTML_TAGS)) if hint else ""
-        raise RawHtmlError(f"{why} ({shown(snippet)}){allowed}", snippet, line or None)
     return _with_noopener(text, parser.noopener) if parser.noopener else text
