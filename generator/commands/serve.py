@@ -100,22 +100,17 @@ class Site:
         with self.lock:
             self.error = error
 
-    def get(self, path: str) -> bytes | None:
-        with self.lock:
-            return self.files.get(path)
-
     def state(self) -> dict:
         with self.lock:
             return {"build": self.build, "error": self.error}
 
 
 def watched_folders(root: Path) -> list[Path]:
-    folders = [root / SITE_SRC, root / DATA, root / "generator", PACKAGE]
-    unique = []
-    for f in folders:
-        if f.is_dir() and f.resolve() not in [u.resolve() for u in unique]:
-            unique.append(f)
-    return unique
+    folders = {}  # by where each really is: the project's generator/ is usually the package itself
+    for f in (root / SITE_SRC, root / DATA, root / "generator", PACKAGE):
+        if f.is_dir():
+            folders.setdefault(f.resolve(), f)
+    return list(folders.values())
 
 
 def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
@@ -148,7 +143,7 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
         message = (done.stderr.strip() or f"the build exited with status {done.returncode}")
         print(message, file=log)
         print(f"serve: rebuild failed; still serving build {site.state()['build']}", file=log, flush=True)
-        site.fail(message.splitlines()[-1] if message else message)
+        site.fail(message.splitlines()[-1])
         return False
     site.load()
     print(f"serve: build {site.state()['build']} ready in {time.perf_counter() - started:.2f}s", file=log, flush=True)
@@ -251,64 +246,52 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             self.server.headers_read(self.request, self.client_address)
         if head is None:
-            self.close_connection = True
             return
         self.connection.settimeout(IO_TIMEOUT_SECONDS)
         self.rfile = io.BytesIO(head)
-        try:
+        with contextlib.suppress(*QUIET):
             self.handle_one_request()
-        except QUIET:
-            self.close_connection = True
 
     def finish(self) -> None:
-        try:
+        with contextlib.suppress(*QUIET):
             super().finish()
-        except QUIET:
-            pass
 
-    def host_allowed(self) -> bool:
-        """Only the names this preview is reached by: a rebound foreign name would otherwise read it."""
-        port = self.server.server_address[1]
+    def do_GET(self) -> None:  # and HEAD, which `send` answers without the body
+        port = self.server.port
         host = (self.headers.get("Host") or "").strip().lower()
-        return host in (f"127.0.0.1:{port}", f"localhost:{port}")
-
-    def do_HEAD(self) -> None:
-        self.respond(head=True)
-
-    def do_GET(self) -> None:
-        self.respond(head=False)
-
-    def respond(self, head: bool) -> None:
-        if not self.host_allowed():
-            port = self.server.server_address[1]
-            return self.send(HTTPStatus.FORBIDDEN, "text/plain",
-                             f"This preview answers only to http://127.0.0.1:{port}/ and http://localhost:{port}/\n".encode(), head)
+        if host not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # a rebound foreign name would otherwise read it
+            refusal = f"This preview answers only to http://127.0.0.1:{port}/ and http://localhost:{port}/\n"
+            return self.send(HTTPStatus.FORBIDDEN, "text/plain", refusal.encode())
         path = unquote(urlsplit(self.path).path)
         if path == "/__reload":
-            return self.send(HTTPStatus.OK, "application/json", json.dumps(self.site.state()).encode(), head)
+            return self.send(HTTPStatus.OK, "application/json", json.dumps(self.site.state()).encode())
         if path == "/__serve/reload.js":
-            return self.send(HTTPStatus.OK, "text/javascript", RELOAD_JS, head)
+            return self.send(HTTPStatus.OK, "text/javascript", RELOAD_JS)
         rel = path.lstrip("/")
         if rel == "" or rel.endswith("/"):
             rel += "index.html"
-        body, status = self.site.get(rel), HTTPStatus.OK
-        if body is None and self.site.get(rel + "/index.html") is not None:
+        files = self.site.files  # the build being served: Site.load replaces it whole
+        body, status = files.get(rel), HTTPStatus.OK
+        if body is None and rel + "/index.html" in files:
             self.send_response(HTTPStatus.MOVED_PERMANENTLY)
             self.send_header("Location", path + "/")
             self.end_headers()
             return
         if body is None:  # as GitHub Pages does: the site's 404.html, at whatever depth was asked for
-            body, status, rel = self.site.get("404.html") or NOT_FOUND, HTTPStatus.NOT_FOUND, "404.html"
+            body, status, rel = files.get("404.html") or NOT_FOUND, HTTPStatus.NOT_FOUND, "404.html"
         kind = mimetypes.guess_type(rel)[0] or "application/octet-stream"
-        self.send(status, kind, body, head)  # HTML already carries the reload script (Site.load)
+        self.send(status, kind, body)  # HTML already carries the reload script (Site.load)
 
-    def send(self, status, kind: str, body: bytes, head: bool) -> None:
+    do_HEAD = do_GET
+
+    def send(self, status, kind: str, body: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", kind + ("; charset=utf-8" if kind.startswith("text/") or kind.endswith("json") else ""))
+        charset = "; charset=utf-8" if kind.startswith("text/") or kind.endswith("json") else ""
+        self.send_header("Content-Type", kind + charset)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        if not head:
+        if self.command != "HEAD":
             self.wfile.write(body)
 
 
@@ -331,16 +314,14 @@ def run(args) -> int:
     root = Path.cwd()
     site = Site(Path(args.out).resolve())
     handler = type("BoundHandler", (Handler,), {"site": site})
-    server = bind(args.port, handler)  # before building: a taken port should not cost a build to find out
-    try:
+    with bind(args.port, handler) as server:  # before building: a taken port should not cost a build to find out
         sources = snapshot(watched_folders(root))  # before the first build, so an edit made during it is not missed
         if not rebuild(root, site) and site.out.is_dir():
             error = site.state()["error"]
             site.load()  # the previous build/ is still a good site to look at while the error is fixed
             site.fail(error)
         stop = threading.Event()
-        watcher = threading.Thread(target=watch, args=(root, site, stop, sources), daemon=True)
-        watcher.start()
+        threading.Thread(target=watch, args=(root, site, stop, sources), daemon=True).start()
         print(f"serving http://127.0.0.1:{server.port}/ (Ctrl-C to stop)", flush=True)
         try:
             server.serve_forever(poll_interval=0.25)
@@ -348,6 +329,4 @@ def run(args) -> int:
             pass
         finally:
             stop.set()
-    finally:
-        server.server_close()
     return 0
