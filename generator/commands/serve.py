@@ -153,8 +153,7 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
 def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:
     folders = watched_folders(root)
     while not stop.wait(POLL_SECONDS):
-        now = snapshot(folders)
-        if now == last:
+        if snapshot(folders) == last:
             continue
         time.sleep(0.1)  # an editor saving several files, or writing one in two steps
         last = snapshot(folders)
@@ -249,12 +248,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.connection.settimeout(IO_TIMEOUT_SECONDS)
         self.rfile = io.BytesIO(head)
-        with contextlib.suppress(*QUIET):
-            self.handle_one_request()
-
-    def finish(self) -> None:
-        with contextlib.suppress(*QUIET):
-            super().finish()
+        self.handle_one_request()  # a QUIET error here goes to PreviewServer.handle_error, which says nothing
 
     def do_GET(self) -> None:  # and HEAD, which `send` answers without the body
         port = self.server.port
