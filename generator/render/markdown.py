@@ -92,11 +92,9 @@ def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
                         raise MarkupProblem(problem, href)
                     if leaves_site(href) and child.attrGet("rel") is None:
                         child.attrSet("rel", NOOPENER.split('"')[1])
-                elif child.type == "text":
-                    loose = _LOOSE_FOOTNOTE.search(child.content)
-                    if loose:
-                        raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
-                                            f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
+                elif child.type == "text" and (loose := _LOOSE_FOOTNOTE.search(child.content)):
+                    raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
+                                        f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
         except MarkupProblem as exc:
             if exc.line is None:
                 exc.line = line

@@ -31,10 +31,8 @@ def fraction_text(x: Fraction) -> str:
     return str(Fraction(x))
 
 
-def state_document(
-    tokens: Sequence[str], target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int],
-    draft_step: Fraction, verify_step: Fraction,
-) -> dict:
+def state_document(tokens: Sequence[str], target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int],
+                   draft_step: Fraction, verify_step: Fraction) -> dict:
     """A profile in the shape of the editor's #what-if= fragment: fraction strings, proposals as labels."""
     return {
         "tokens": list(tokens),
@@ -127,7 +125,8 @@ def shipped_cases(profiles) -> list[dict]:
     for draft in profiles.drafts:
         doc = state_document(profiles.tokens, profiles.target, draft.distributions, draft.proposals,
                              cost.draft_step, cost.verify_step)
-        nums = numbers(profiles.target, draft.distributions, draft.proposals, profiles.k, cost.draft_step, cost.verify_step)
+        nums = numbers(profiles.target, draft.distributions, draft.proposals, profiles.k,
+                       cost.draft_step, cost.verify_step)
         for key in ("accept_rates", "round_length_distribution", "expected_tokens", "speedup"):
             assert nums[key] == table[draft.id][key], f"{draft.id}: {key} differs from numbers_table"
         cases.append({"id": f"shipped-{draft.id}", "state": doc, "numbers": nums})
