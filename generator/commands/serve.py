@@ -153,11 +153,10 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
 def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:
     folders = watched_folders(root)
     while not stop.wait(POLL_SECONDS):
-        if snapshot(folders) == last:
-            continue
-        time.sleep(0.1)  # an editor saving several files, or writing one in two steps
-        last = snapshot(folders)
-        rebuild(root, site)
+        if snapshot(folders) != last:
+            time.sleep(0.1)  # an editor saving several files, or writing one in two steps
+            last = snapshot(folders)
+            rebuild(root, site)
 
 
 QUIET = (ConnectionError, TimeoutError)  # the other end went away or stalled: nothing to report

@@ -39,8 +39,7 @@ def url_scheme(value: str) -> str:
     url = clean_url(value)
     if _CONTROL.search(url):
         return "control"
-    m = _SCHEME.match(url.lower())
-    if m:
+    if m := _SCHEME.match(url.lower()):
         return m.group(1)
     return "//" if url[:2] in ("//", "\\\\", "/\\", "\\/") else ""
 
