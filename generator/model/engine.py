@@ -120,11 +120,6 @@ class Round:
     frames: tuple[Frame, ...] = field(repr=False)
 
 
-def propose(draft_rows: Sequence[Row], rng: Uniforms) -> tuple[int, ...]:
-    """The draft samples one token per position, all before any is checked."""
-    return tuple(draw(row, uniform(rng)) for row in draft_rows)
-
-
 def run_round(
     target_rows: Sequence[Row],
     draft_rows: Sequence[Row],
@@ -142,8 +137,8 @@ def run_round(
     k = len(draft_rows)
     if len(target_rows) != k + 1:
         raise ValueError(f"expected {k + 1} target rows for {k} draft rows, got {len(target_rows)}")
-    if proposals is None:
-        proposals = propose(draft_rows, rng)
+    if proposals is None:  # the draft samples one token per position, all before any is checked
+        proposals = [draw(row, uniform(rng)) for row in draft_rows]
     proposals = tuple(proposals)
     if len(proposals) != k:
         raise ValueError(f"expected {k} proposals, got {len(proposals)}")
@@ -168,8 +163,7 @@ def run_round(
         ru = uniform(rng)
         replacement = draw(res, ru)
         statuses[i] = REJECTED
-        for j in range(i + 1, k):
-            statuses[j] = DROPPED
+        statuses[i + 1:] = [DROPPED] * (k - i - 1)
         committed.append(replacement)
         frames.append(Frame(
             "verify", tuple(statuses), tuple(committed), verdict=REJECTED,
