@@ -1,8 +1,6 @@
-"""Exact numbers a reader sees, and the Monte Carlo checks that the sampler really delivers them.
-
-Acceptance rates, the round-length distribution, expectations and speedups are Fractions. Only
-the Monte Carlo section uses floats, because it simulates; it is vectorised with numpy so that a
-hundred thousand rounds of a profile take milliseconds, and it takes a seeded Generator.
+"""Exact numbers a reader sees, all Fractions: acceptance rates, the round-length distribution, expectations,
+speedups and the identity min(p, q) + max(0, p - q) = p. The Monte Carlo that checks that the sampler
+delivers them is in montecarlo.py and convergence.py.
 """
 from __future__ import annotations
 
@@ -15,8 +13,6 @@ from fractions import Fraction
 import numpy as np
 
 from .engine import Round, Row, excess, overlap, run_round
-
-# --- exact -----------------------------------------------------------------------------------
 
 
 def acceptance_rate(target: Sequence[Fraction], draft: Sequence[Fraction]) -> Fraction:
@@ -106,21 +102,18 @@ def over_common_denominator(target: Sequence[Fraction], draft: Sequence[Fraction
     return (tuple(int(x * d) for x in target), tuple(int(x * d) for x in draft))
 
 
-PAIR_SIZES, PAIR_DENOMINATORS = range(2, 9), range(1, 100)  # of the random identity pairs
-
-
 def random_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """count random (target, draft) pairs of 2 to 8 tokens, each row a multiple of 1/d for its own d in 1..99,
     as integer numerators over the pair's common denominator: the draws random_rational_row makes for the
     target and then the draft."""
     pairs = []
     for _ in range(count):
-        size = int(rng.integers(PAIR_SIZES.start, PAIR_SIZES.stop))
-        dt = int(rng.integers(PAIR_DENOMINATORS.start, PAIR_DENOMINATORS.stop))
+        size = int(rng.integers(2, 9))
+        dt = int(rng.integers(1, 100))
         t = random_numerators(rng, size, dt)
-        dq = int(rng.integers(PAIR_DENOMINATORS.start, PAIR_DENOMINATORS.stop))
+        dq = int(rng.integers(1, 100))
         q = random_numerators(rng, size, dq)
-        d = dt * dq // math.gcd(dt, dq)
+        d = math.lcm(dt, dq)
         pairs.append((tuple(x * (d // dt) for x in t), tuple(x * (d // dq) for x in q)))
     return pairs
 
@@ -133,9 +126,6 @@ def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess)
             raise AssertionError(f"identity fails for target {t} and draft {d}")
         entries += len(t)
     return len(pairs), entries
-
-
-# --- one profile, summarised ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -157,8 +147,7 @@ def summarize(draft_id: str, target_rows: Sequence[Row], draft_rows: Sequence[Ro
     other = expected_tokens_from_partial_products(alphas)
     if expected != other:
         raise AssertionError(f"{draft_id}: the two derivations of expected tokens disagree: {expected} != {other}")
-    k = len(draft_rows)
-    cost = round_cost(k, cost_model.draft_step, cost_model.verify_step)
+    cost = round_cost(len(draft_rows), cost_model.draft_step, cost_model.verify_step)
     return ProfileNumbers(draft_id, alphas, dist, expected, other, expected - 1, cost, expected / cost)
 
 
