@@ -1,6 +1,16 @@
 """The Monte Carlo simulator: one float copy of the acceptance rule, run for many rounds at once with numpy.
 
 Floats only here and in convergence.py; everything a reader sees as exact comes from analysis.py.
+
+One simulator, one law. A round of k proposals reads k + 1 float32 uniforms, all drawn in one
+place (`uniforms`): u[j] both picks proposal j (it falls in that token's slice of the draft's CDF)
+and decides its test (its offset inside the slice is uniform and independent of the token, so
+"accept" is "u lies in the first accept-probability share of the slice"); u[k] draws the round's
+last token, the replacement at its one rejection (from `replacement_rule`, `residual_rows` unless a
+test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpoints of [0, 1).
+`simulate_batch` runs it for rows that change from round to round (the playground's models);
+`RoundSimulator` runs it for fixed rows by table lookup: the same draws and the same breakpoints, so
+for fixed rows both give the same tokens, bit for bit.
 """
 from __future__ import annotations
 
@@ -10,23 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import Row
-
-# --- Monte Carlo ------------------------------------------------------------------------------
-#
-# One simulator, one law. A round of k proposals reads k + 1 float32 uniforms, all drawn in one
-# place (`uniforms`): u[j] both picks proposal j (it falls in that token's slice of the draft's CDF)
-# and decides its test (its offset inside the slice is uniform and independent of the token, so
-# "accept" is "u lies in the first accept-probability share of the slice"); u[k] draws the round's
-# last token, the replacement at its one rejection (from `replacement_rule`, `residual_rows` unless a
-# test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpoints of [0, 1).
-# `simulate_batch` runs it for rows that change from round to round (the playground's models);
-# `RoundSimulator` runs it for fixed rows by table lookup: the same draws and the same breakpoints, so
-# for fixed rows both give the same tokens, bit for bit.
-
-
-def _floats(rows: Sequence[Row]) -> np.ndarray:
-    return np.array([[float(p) for p in row] for row in rows], dtype=np.float64)
-
 
 CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
 
@@ -97,14 +90,12 @@ def token_codes(vocab: int, dtype) -> np.ndarray:
 def uniforms(rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
     """Every draw the simulator makes: (k + 1, rounds) float32 uniforms, row j for position j, row k for
     the round's last token."""
-    u = np.empty((k + 1, rounds), np.float32)
-    rng.random(out=u, dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
-    return u
+    return rng.random((k + 1, rounds), dtype=np.float32)  # 2^-24 resolution: far below the sampling noise
 
 
-def _search(breaks: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Row r's count of breaks at or below u[r]: np.searchsorted(breaks[r], u[r], side="right") for every r."""
-    return np.count_nonzero(breaks <= u[:, None], axis=1)
+def _draw(cdfs: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row r's token at u[r] by its CDF: np.searchsorted(cdfs[r], u[r], side="right") (for u < 1), for every r."""
+    return token_codes(cdfs.shape[1], np.intp)[np.count_nonzero(cdfs <= u[:, None], axis=1)]
 
 
 @dataclass(frozen=True)
@@ -148,7 +139,7 @@ def simulate_batch(
     stopped is not asked about again: its later rows could not change what it committed, and each
     round's rows, draws and verdicts depend on that round alone, so leaving them out changes no token.
     """
-    u = uniforms(rng, k, rounds).astype(np.float64)  # exact, and a copy: the buffer is reused
+    u = uniforms(rng, k, rounds).astype(np.float64)  # exact
     proposals = np.zeros((rounds, k + 1), dtype=np.intp)  # the last column stays 0: the bonus is no proposal
     stop = np.full(rounds, k, dtype=np.intp)  # proposals accepted before the round's one rejection
     last = np.empty(rounds, dtype=np.intp)
@@ -162,27 +153,22 @@ def simulate_batch(
         # slice_edges' search, in two steps that need the accept edge of the proposed token only: the
         # slice u falls in is the proposal x, and u is past that slice's accept edge iff n = 2x + 1
         end = cdfs[0] if cdfs else row_cdfs(draft)
-        x = token_codes(draft.shape[1], np.intp)[_search(end, here)]
+        x = _draw(end, here)
         start = np.where(x > 0, end[index, x - 1], 0.0)
         rejected = here >= accept_edges(start, end[index, x], target[index, x], draft[index, x])
         proposals[going, j] = x
         if rejected.any():
             gone = going[rejected]
             stop[gone] = j
-            last[gone] = _draw(replacement_rule(target[rejected], draft[rejected]), u[k, gone])
+            last[gone] = _draw(row_cdfs(replacement_rule(target[rejected], draft[rejected])), u[k, gone])
             going = going[~rejected]
     if going.size:
         bonus = rows_at(k, going, proposals[going, :k])[0]
-        last[going] = _draw(bonus, u[k, going])
+        last[going] = _draw(row_cdfs(bonus), u[k, going])
     position = np.arange(k + 1)[:, None]
     tokens = np.where(position < stop, proposals.T, 0)
     tokens[stop, np.arange(rounds)] = last
     return Batch(tokens, position <= stop)
-
-
-def _draw(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One token per row, by its CDF: the round's last token."""
-    return token_codes(rows.shape[1], np.intp)[_search(row_cdfs(rows), u)]
 
 
 class _Tables:
@@ -209,23 +195,17 @@ class _Tables:
         row, column = np.nonzero((inside < CELLS) & (inside < scaled))
         self.table[row, inside[row, column]] = ambiguous
         self.flat = self.table.ravel()
-        self.exact = [True] * rows  # row r has no AMBIGUOUS cell: its lookups need no settling
-        for r in set(row.tolist()):
-            self.exact[r] = False
+        self.inexact = set(row.tolist())  # the rows with an AMBIGUOUS cell: only their lookups need settling
 
     def settle(self, out: np.ndarray, u: np.ndarray, row: int | np.ndarray) -> None:
-        """Replace the AMBIGUOUS entries of out (looked up from u in `row`) by the exact search."""
-        if self.exact[row] if np.isscalar(row) else all(self.exact):
+        """Replace the AMBIGUOUS entries of out, looked up from u in `row` (one row, or one per entry), by the
+        exact search."""
+        if (row not in self.inexact) if np.isscalar(row) else not self.inexact:
             return
         where = np.flatnonzero(out == self.ambiguous)
-        if not where.size:
-            return
+        rows = np.broadcast_to(row, out.shape)[where]
         exact = u[where].astype(np.float64)
-        if np.isscalar(row):
-            out[where] = self.codes[np.searchsorted(self.breaks[row], exact, side="right")]
-            return
-        rows = row[where]
-        for r in range(len(self.breaks)):
+        for r in set(rows.tolist()):
             at = rows == r
             out[where[at]] = self.codes[np.searchsorted(self.breaks[r], exact[at], side="right")]
 
@@ -244,7 +224,7 @@ class RoundSimulator:
 
     def __init__(self, target_rows: Sequence[Row], draft_rows: Sequence[Row],
                  replacement_rule: ReplacementRule = residual_rows):
-        target, draft = _floats(target_rows), _floats(draft_rows)
+        target, draft = np.array(target_rows, dtype=np.float64), np.array(draft_rows, dtype=np.float64)
         self.k, self.vocab = draft.shape[0], target.shape[1]
         self.dtype = np.uint8 if self.vocab < 126 else np.uint16
         self.dead = 128 if self.dtype == np.uint8 else 1 << 15
@@ -260,11 +240,9 @@ class RoundSimulator:
         u = uniforms(rng, k, rounds)
         out = np.empty((k + 1, rounds), dtype=self.dtype)
         cells = np.empty((rounds,), np.intp)
-        gone = np.empty((rounds,), self.dtype)  # DEAD once the round has met its rejection
-        stop = np.empty((rounds,), self.dtype)  # proposals accepted: where the round stopped
+        gone = np.zeros((rounds,), self.dtype)  # DEAD once the round has met its rejection
+        stop = np.zeros((rounds,), self.dtype)  # proposals accepted: where the round stopped
         flag = np.empty((rounds,), bool)
-        gone.fill(0)
-        stop.fill(0)
         tables = self.proposal.table
         for i in range(k):
             codes = out[i]
@@ -279,16 +257,9 @@ class RoundSimulator:
             np.multiply(flag, dead, out=gone)
         final = out[k]
         np.multiply(u[k], np.float32(CELLS), out=cells, casting="unsafe")
-        rows = np.empty((rounds,), np.intp)
-        np.left_shift(stop, CELLS.bit_length() - 1, out=rows, dtype=np.intp)  # stop * CELLS
-        np.bitwise_or(cells, rows, out=cells)
+        cells += stop.astype(np.intp) * CELLS  # in row `stop` of the flat tables
         np.take(self.final.flat, cells, out=final, mode="clip")
         self.final.settle(final, u[k], stop)
-        # out[i] += (out[i] == REJECT) * (final - REJECT), wrapping around: the replacement where it was rejected
-        rejected = np.empty((k, rounds), bool)
-        np.equal(out[:k], reject, out=rejected)
-        moved = np.empty((k, rounds), self.dtype)
-        np.multiply(rejected, final - reject, out=moved)
-        np.add(out[:k], moved, out=out[:k])
+        out[:k] += (out[:k] == reject) * (final - reject)  # wrapping around: the replacement where it was rejected
         np.bitwise_or(final, gone, out=final)
         return out
