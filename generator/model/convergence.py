@@ -93,19 +93,16 @@ def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Seq
     p = [float(x) for x in expected]
     n = int(points[-1])
     counts = [int(c) for c in prefix[-1][:len(p)]]
+    dof = sum(1 for q in p if q > 0) - 1
     if n == 0:  # no round reached this position: nothing to compare, every statistic is undefined
-        dof = sum(1 for q in p if q > 0) - 1
         return PositionCheck(position, 0, tuple(counts), (nan,) * len(p), nan, nan, dof, 1.0, ((0, nan),))
     freq = [c / n for c in counts]
     stray = sum(c for c, q in zip(counts, p) if q == 0)
     chi = sum((c - n * q) ** 2 / (n * q) for c, q in zip(counts, p) if q > 0)
-    dof = sum(1 for q in p if q > 0) - 1
     pval = 0.0 if stray else chi_square_p_value(chi, dof)
     curve = tuple((int(m), 0.5 * sum(abs(c / m - q) for c, q in zip(row, p))) for m, row in zip(points, prefix))
-    return PositionCheck(
-        position, n, tuple(counts), tuple(freq), 0.5 * sum(abs(f - q) for f, q in zip(freq, p)),
-        chi, dof, pval, curve,
-    )
+    # the total variation of all n samples is the curve's last point
+    return PositionCheck(position, n, tuple(counts), tuple(freq), curve[-1][1], chi, dof, pval, curve)
 
 
 BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
@@ -162,14 +159,11 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     inside = np.where(np.arange(BLOCK) <= column[:, None], inside, dead)  # up to the checkpoint's round
     part = np.equal(inside[:, None, :], tokens)  # (checkpoints, vocab - 1, BLOCK)
     some = (before[position, :vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
-    result, j = [], 0
-    for i in range(positions):
-        prefix = []
-        for m in points[i][:-1]:
-            prefix.append([*some[j], m - sum(some[j])])
-            j += 1
-        prefix.append([*totals[i][:-1], totals[i][-1] - sum(totals[i][:-1])])
-        result.append((points[i], prefix))
+    rows = iter(some)  # position after position, the counts at each checkpoint but the last (which are the totals)
+    result = []
+    for p, total in zip(points, totals):
+        counts = [*(next(rows) for _ in p[:-1]), total[:-1]]
+        result.append((p, [[*c, m - sum(c)] for m, c in zip(p, counts)]))
     return result
 
 
@@ -180,8 +174,7 @@ def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int
     each stretch between checkpoints is counted once with np.bincount.
     """
     rounds = len(codes)
-    flag = np.empty((rounds,), bool)
-    np.less(codes, codes.dtype.type(dead), out=flag)
+    flag = codes < dead
     full = rounds // BLOCK * BLOCK
     per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
     cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
@@ -192,13 +185,9 @@ def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int
         inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
         ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
     ends.append(rounds)
-    wide = np.empty(codes.shape, np.intp)
-    np.copyto(wide, codes)  # np.bincount would convert to a fresh intp array itself
-    running, prefix = np.zeros(vocab, dtype=np.intp), []
-    for start, end in zip([0, *ends[:-1]], ends):
-        running = running + np.bincount(wide[start:end], minlength=dead)[:vocab]
-        prefix.append(running.tolist())
-    return points, prefix
+    wide = codes.astype(np.intp)  # once: np.bincount would convert every stretch to intp itself
+    counts = [np.bincount(wide[a:b], minlength=dead)[:vocab] for a, b in zip([0, *ends], ends)]
+    return points, np.cumsum(counts, axis=0).tolist()
 
 
 def convergence(
@@ -231,7 +220,6 @@ def random_profile(
             row = noise
         drafts.append(row)
     return target, tuple(drafts)
-
 
 
 # --- the convergence suite --------------------------------------------------------------------
@@ -281,12 +269,8 @@ def convergence_suite(
     Case j draws from the seed's child number first + j, so a suite split in two parts (the second
     with first = the length of the first) draws exactly what the whole suite would."""
     children = np.random.default_rng(seed).spawn(first + len(cases))[first:]
-
-    def one(case, rng):
-        case_id, label, target, drafts = case
-        checks = convergence(target, drafts, rounds, rng, replacement_rule)
-        return ConvergenceCase(case_id, label, acceptance_rates(target, drafts), checks)
-
-    return tuple(one(case, rng) for case, rng in zip(cases, children))
-
-
+    return tuple(
+        ConvergenceCase(case_id, label, acceptance_rates(target, drafts),
+                        convergence(target, drafts, rounds, rng, replacement_rule))
+        for (case_id, label, target, drafts), rng in zip(cases, children)
+    )
