@@ -30,10 +30,8 @@ def authored_facts(frames_by_draft) -> dict[str, tuple]:
     found: dict[str, tuple] = {}
     for owner, frames in frames_by_draft:
         for f in frames:
-            if f.kind != "verify":
-                continue
             for name, (shows, _) in AUTHORED_FACTS.items():
-                if shows(f):
+                if f.kind == "verify" and shows(f):
                     found.setdefault(name, (owner, f))
     return found
 
