@@ -488,7 +488,7 @@ def first_char_p_value(pair, vocab, context, temperature, rule, seed, k=4):
     contexts = np.tile(codes, (STAT_ROUNDS, 1))
     batch = pg.simulate(*pair, contexts, k, temperature, np.random.default_rng(seed), rule)
     p = temper_rows(target.rows(contexts[:1]), temperature)[0]
-    return pooled_chi_square(np.bincount(batch.first, minlength=len(p)), p)
+    return pooled_chi_square(np.bincount(batch.tokens[0], minlength=len(p)), p)
 
 
 def pooled_chi_square(counts, p):

@@ -118,16 +118,6 @@ def random_identity_pairs(rng: np.random.Generator, count: int) -> list[tuple[tu
     return pairs
 
 
-def identity_check(pairs: Sequence[tuple[Sequence, Sequence]], excess_fn=excess) -> tuple[int, int]:
-    """(pairs checked, token entries checked), raising if any entry breaks the identity."""
-    entries = 0
-    for t, d in pairs:
-        if not identity_holds(t, d, excess_fn):
-            raise AssertionError(f"identity fails for target {t} and draft {d}")
-        entries += len(t)
-    return len(pairs), entries
-
-
 @dataclass(frozen=True)
 class ProfileNumbers:
     id: str

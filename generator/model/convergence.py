@@ -77,13 +77,6 @@ def error_checkpoints(samples: int) -> list[int]:
     return points
 
 
-def position_check(position: int, tokens: np.ndarray, expected: Sequence[Fraction]) -> PositionCheck:
-    """Compare the committed tokens at one position with the target row they should follow."""
-    points = error_checkpoints(len(tokens))
-    prefix = [np.bincount(tokens[:m], minlength=len(expected)).tolist() for m in points]
-    return check_from_counts(position, points, prefix, expected)
-
-
 def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Sequence[int]],
                       expected: Sequence[Fraction]) -> PositionCheck:
     """The check from prefix[j][x], token x's count among the first points[j] samples (points: error_checkpoints(n)).

@@ -115,11 +115,6 @@ class Batch:
         """(rounds,) tokens committed, the replacement or the bonus included."""
         return self.reached.sum(axis=0)
 
-    @property
-    def first(self) -> np.ndarray:
-        """(rounds,) the first committed token."""
-        return self.tokens[0]
-
 
 def simulate_batch(
     rows_at: RowsAt,
