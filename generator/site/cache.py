@@ -16,13 +16,13 @@ is renamed instead, and what a killed build left of those is removed when the ne
 from __future__ import annotations
 
 import dataclasses
-import enum
 import errno
 import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -70,8 +70,6 @@ def encode(value: Any) -> Any:
     """A JSON-able form of a plain value: fractions as "n/d", tuples as lists, dataclasses as dicts."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, enum.Enum):
-        return encode(value.value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -131,8 +129,6 @@ def decode(value: Any, shape: Any, hints: dict | None = None) -> Any:
         return value
     if shape is Fraction and isinstance(value, str) and _FRACTION.fullmatch(value):
         return Fraction(value)
-    if isinstance(shape, type) and issubclass(shape, enum.Enum):
-        return shape(value)
     if dataclasses.is_dataclass(shape) and isinstance(value, dict):
         names = [f.name for f in dataclasses.fields(shape) if f.init]
         if sorted(value) != sorted(names):
@@ -148,10 +144,10 @@ def decode(value: Any, shape: Any, hints: dict | None = None) -> Any:
 
 
 class Cache:
-    """Entries under `directory/KIND/KEY.json`; with no directory it keeps nothing and finds nothing."""
+    """Entries under `directory/KIND/KEY.json`."""
 
-    def __init__(self, directory: Path | None):
-        self.directory = Path(directory) if directory is not None else None
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
         self.code = package_source_digest()
         self.reused: Counter[str] = Counter()  # per kind, this build's hits
         self.computed: Counter[str] = Counter()  # and misses
@@ -170,36 +166,30 @@ class Cache:
         A computed value goes through JSON and back before it is returned, so a build that computes it and
         one that loads it see equal values of equal types."""
         key, path = self._where(kind, key_parts)
-        found = self._load(path, kind, key, shape) if path is not None else None
+        found = self._load(path, kind, key, shape)
         if found is not None:
             self.reused[kind] += 1
             return found[0]
         self.computed[kind] += 1
         plain = encode(compute())
-        if path is not None:
-            entry = {"schema": SCHEMA, "kind": kind, "key": key, "value": plain}
-            self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        entry = {"schema": SCHEMA, "kind": kind, "key": key, "value": plain}
+        self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         return decode(plain, shape)
 
     def has(self, kind: str, key_parts: Any, shape: Any) -> bool:
         """Whether get_or_compute with these arguments would find its value rather than compute it."""
         key, path = self._where(kind, key_parts)
-        return path is not None and self._load(path, kind, key, shape) is not None
+        return self._load(path, kind, key, shape) is not None
 
-    def _where(self, kind: str, key_parts: Any) -> tuple[str, Path | None]:
+    def _where(self, kind: str, key_parts: Any) -> tuple[str, Path]:
         key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
-        return key, self.directory / kind / f"{key}.json" if self.directory is not None else None
+        return key, self.directory / kind / f"{key}.json"
 
     def _load(self, path: Path, kind: str, key: str, shape: Any) -> tuple[Any] | None:
         """(value,) or None for a miss, whatever is wrong with the file."""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            return None
-        try:
             with os.fdopen(fd, "rb") as fh:
-                import stat
-
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a fifo or device planted there
                     return None
                 entry = json.loads(fh.read())
@@ -207,7 +197,7 @@ class Cache:
                     or entry["schema"] != SCHEMA or entry["kind"] != kind or entry["key"] != key):
                 return None
             value = decode(entry["value"], shape)
-        except Exception:  # truncated, not JSON, too deep, the wrong shape: a miss
+        except Exception:  # missing, truncated, not JSON, too deep, the wrong shape: a miss
             return None
         self.used.add(path)
         try:
@@ -222,18 +212,14 @@ class Cache:
             _write_whole(path, data)
             self.used.add(path)
         except OSError as exc:
-            self._warn(exc)
-
-    def _warn(self, exc: OSError) -> None:
-        if not self.warned:
-            self.warned = True
-            reason = exc.strerror or str(exc)
-            print(f"warning: cache {self.directory}: cannot write ({reason}); the build goes on without keeping "
-                  "its results", file=sys.stderr)
+            if not self.warned:
+                self.warned = True
+                print(f"warning: cache {self.directory}: cannot write ({exc.strerror or exc}); the build goes on "
+                      "without keeping its results", file=sys.stderr)
 
     def _remove_temporary_files(self) -> None:
         """What a killed build left of named temporary files (only where O_TMPFILE is missing)."""
-        if self.directory is None or not self.directory.is_dir():
+        if not self.directory.is_dir():
             return
         for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
             pid = path.name[len(TMP_PREFIX):].split("-")[0]
@@ -244,14 +230,13 @@ class Cache:
                     pass
 
     def clear(self) -> None:
-        if self.directory is not None and self.directory.exists():
-            shutil.rmtree(self.directory, ignore_errors=True)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
-    def prune(self, now: float | None = None) -> None:
+    def prune(self) -> None:
         """Drop entries neither used by this build nor touched for two weeks."""
-        if self.directory is None or not self.directory.is_dir():
+        if not self.directory.is_dir():
             return
-        cutoff = (now or time.time()) - KEEP_UNUSED_SECONDS
+        cutoff = time.time() - KEEP_UNUSED_SECONDS
         for path in self.directory.glob("*/*.json"):
             try:
                 if path not in self.used and path.stat().st_mtime < cutoff:
