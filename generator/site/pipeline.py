@@ -28,6 +28,7 @@ from ..model.readers import outside_project
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .output import target_of, write_atomically
+from .publish import build_info, site_url
 from .report import BuildError, Progress, Report
 
 INPUT_FOLDERS = ("data", "site_src")
@@ -58,7 +59,7 @@ def build(root: Path, out: Path, *, clean: bool = False, cache: Cache | None = N
     playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
-    info = report.timed("load", lambda: build_info_of(root, config))
+    info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
     files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground))
     variables = report.timed("pages", lambda: page_variables(config, facts, figures, playground, info))
     pages = report.timed("pages", lambda: render_pages(root, config, info, variables, files))
@@ -98,12 +99,6 @@ def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
     profiles = load_profiles(config.profiles_path())
     check_profiles(profiles, config.seeds.authored_round)
     return config, profiles
-
-
-def build_info_of(root: Path, config: SiteConfig):
-    from .publish import build_info, site_url
-
-    return build_info(site_url(config.site_url, config.source), root)
 
 
 # --- facts -------------------------------------------------------------------------------------

@@ -88,15 +88,6 @@ def source_date_epoch() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-@dataclass(frozen=True)
-class Commit:
-    """The checkout the site is built from, as `git` reports it."""
-    hash: str = ""  # HEAD's full hash, or "" outside a checkout (or without git)
-    time: int | None = None  # HEAD's commit time
-    modified: bool = False  # a tracked file differs from HEAD
-    git: bool = True  # whether `git` could be run at all
-
-
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
     """`git -C root ARGS`, or None when git is not on PATH."""
     try:
@@ -108,35 +99,28 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
         return subprocess.CompletedProcess(args, 1, "", "")
 
 
-def read_commit(root: Path) -> Commit:
-    """HEAD's hash and time, and whether a tracked file under `root` differs from it (untracked files do not
-    count: a build's own output folder is one). Outside a checkout: no hash; without git: git=False."""
-    log = _git(root, "log", "-1", "--format=%H %ct")
-    if log is None:
-        return Commit(git=False)
-    m = re.fullmatch(r"([0-9a-f]{40}|[0-9a-f]{64}) (\d+)\s*", log.stdout) if log.returncode == 0 else None
-    if m is None:
-        return Commit()
-    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
-    modified = status is None or status.returncode != 0 or bool(status.stdout.strip())
-    return Commit(m.group(1), int(m.group(2)), modified)
-
-
 NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alone (no commit, and no date " \
                  "unless SOURCE_DATE_EPOCH is set)"
 
 
 def build_info(url: str, root: Path) -> BuildInfo:
-    """The footer's facts: the address, the commit, the date (SOURCE_DATE_EPOCH, else the commit's) and
-    whether the tree differs from the commit. Without git, one warning line on stderr."""
-    commit = read_commit(root)
-    if not commit.git:
+    """The footer's facts: the address, HEAD's hash, the date (SOURCE_DATE_EPOCH, else HEAD's commit time) and
+    whether a tracked file under `root` differs from HEAD (untracked files do not count: a build's own output
+    folder is one). Outside a checkout: no hash; without git, one warning line on stderr."""
+    log = _git(root, "log", "-1", "--format=%H %ct")
+    if log is None:
         print(NO_GIT_WARNING, file=sys.stderr, flush=True)
-    epoch = source_date_epoch()
-    if epoch is None:
-        epoch = commit.time
+    ok = log is not None and log.returncode == 0
+    m = re.fullmatch(r"([0-9a-f]{40}|[0-9a-f]{64}) (\d+)\s*", log.stdout) if ok else None
+    commit, modified, epoch = "", False, source_date_epoch()
+    if m is not None:
+        commit = m.group(1)
+        status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
+        modified = status is None or status.returncode != 0 or bool(status.stdout.strip())
+        if epoch is None:
+            epoch = int(m.group(2))
     date = time.strftime("%Y-%m-%d", time.gmtime(epoch)) if epoch is not None else ""
-    return BuildInfo(url, date, commit.hash, modified=bool(commit.hash and commit.modified))
+    return BuildInfo(url, date, commit, modified)
 
 
 def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
