@@ -116,8 +116,10 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
 def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: dict[str, bytes]) -> int:
     """Every page, the 404 page, the assets and the sitemap, added to `files`; then the strict link check
     over the whole site. Returns how many pages there are."""
+    import jinja2
+
     from ..render.markdown import markdown_renderer
-    from ..render.pages import environment, load_pages, render_layout, render_page
+    from ..render.pages import environment, load_pages, render_layout, render_page, template_error
     from .publish import sitemap, strict_check
 
     site_src = root / "site_src"
@@ -131,7 +133,10 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
     for page in pages:
         files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
     if pages and (site_src / "templates" / "404.html").exists():
-        files["404.html"] = render_standalone(env, "404.html", {**variables, "first_page": pages[0]})
+        try:
+            files["404.html"] = env.get_template("404.html").render({**variables, "first_page": pages[0]}).encode()
+        except jinja2.TemplateError as exc:
+            raise template_error(exc) from None
     assets = site_src / "assets"
     for here, _, names in sorted(os.walk(assets, followlinks=True)):  # links inside the project are followed
         for name in sorted(names):
@@ -142,13 +147,3 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
     strict_check(files, pages)
     return len(pages)
 
-
-def render_standalone(env, name: str, variables: dict) -> bytes:
-    import jinja2
-
-    from ..render.pages import template_error
-
-    try:
-        return env.get_template(name).render(**variables).encode("utf-8")
-    except jinja2.TemplateError as exc:
-        raise template_error(exc, getattr(exc, "filename", None) or f"site_src/templates/{name}") from None
