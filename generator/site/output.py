@@ -14,10 +14,6 @@ from .publish import source_date_epoch
 from .report import BuildError
 
 
-def _looks_like_a_build(path: Path) -> bool:
-    return not path.exists() or (path.is_dir() and (not any(path.iterdir()) or (path / "figures" / "manifest.json").exists()))
-
-
 def recover(out: Path) -> None:
     """Tidy what a killed build left beside `out`; their names carry the pid that made them.
 
@@ -84,14 +80,14 @@ def write_atomically(files: dict[str, bytes], out: Path) -> None:
     """Write `files` into a fresh folder beside `out` (or beside the folder `out` links to), then swap it in.
 
     Where the kernel offers renameat2(RENAME_EXCHANGE) the new folder and the old one swap names in a
-    single call, so `out` is at every instant either the whole previous build or the whole new one; the
-    old tree, now under the staging name, is removed afterwards. Elsewhere the old folder is renamed
-    aside and the new one into place, and recover() puts the old one back at the next start if the
-    process died in between. A failure leaves `out` as it was."""
+    single call; the old tree, now under the staging name, is removed afterwards. Elsewhere the old folder
+    is renamed aside and the new one into place (recover() puts the old one back if the process died in
+    between). A failure leaves `out` as it was."""
     out = target_of(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
-    if not _looks_like_a_build(out):
+    is_a_build = out.is_dir() and (not any(out.iterdir()) or (out / "figures" / "manifest.json").exists())
+    if out.exists() and not is_a_build:
         raise BuildError(f"{out}: refusing to replace a folder that is not empty and holds no figures/manifest.json")
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-{os.getpid()}-", dir=out.parent))
     old = None

@@ -21,7 +21,7 @@ class BuildError(UserError):
 
 @dataclass
 class Report:
-    cache: Any = None  # the build's cache.Cache: what it reused and computed, per kind
+    cache: Any  # the build's cache.Cache: what it reused and computed, per kind
     pages: int = 0
     figures: int = 0
     stages: dict[str, float] = field(default_factory=dict)
@@ -39,15 +39,14 @@ class Report:
 
     @property
     def drawn(self) -> int:
-        return self.cache.computed["figure"] if self.cache is not None else self.figures
+        return self.cache.computed["figure"]
 
     def summary(self) -> str:
         stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.stages.items())
         pages = f"{self.pages} page{'s' if self.pages != 1 else ''}"
         what = f"{pages}, {self.figures} figures ({self.drawn} drawn, {self.figures - self.drawn} reused)"
-        if self.cache is not None:
-            computed = sorted(kind for kind in self.cache.computed if kind != "figure")
-            what += f", computed: {', '.join(computed)}" if computed else ", nothing else computed"
+        computed = sorted(kind for kind in self.cache.computed if kind != "figure")
+        what += f", computed: {', '.join(computed)}" if computed else ", nothing else computed"
         return f"{what}; {stages}; {sum(self.stages.values()):.2f}s in all"
 
 
