@@ -72,35 +72,31 @@ def copy_inputs(source: Path, dest: Path) -> Path:
     return dest
 
 
-def page_order(root: Path) -> list[str]:
+def site_yaml(root: Path) -> dict:
     import yaml
 
-    config = yaml.safe_load((root / "data" / "site.yaml").read_text(encoding="utf-8")) or {}
-    pages = [str(p) for p in config.get("pages") or []]
-    found = [p for p in pages if (root / "site_src" / "pages" / f"{p}.md").is_file()]
-    if not found:
-        raise UserError("bench: data/site.yaml lists no page that site_src/pages holds")
-    return found
+    return yaml.safe_load((root / "data" / "site.yaml").read_text(encoding="utf-8")) or {}
 
 
 def edit_page(root: Path, run: int) -> None:
     """Append one sentence to the middle page of the reading order: text only, no number."""
-    pages = page_order(root)
-    page = root / "site_src" / "pages" / f"{pages[len(pages) // 2]}.md"
-    page.write_text(page.read_text(encoding="utf-8") + f"\nOne more sentence, written by run {run + 1}.\n", encoding="utf-8")
+    folder = root / "site_src" / "pages"
+    pages = [folder / f"{p}.md" for p in site_yaml(root).get("pages") or [] if (folder / f"{p}.md").is_file()]
+    if not pages:
+        raise UserError("bench: data/site.yaml lists no page that site_src/pages holds")
+    page = pages[len(pages) // 2]
+    page.write_text(page.read_text(encoding="utf-8") + f"\nOne more sentence, written by run {run + 1}.\n",
+                    encoding="utf-8")
 
 
 def edit_number(root: Path, run: int) -> None:
     """Change the authored draft step (cost_model.draft_step) in the profiles file: one number."""
     import json
 
-    import yaml
-
-    config = yaml.safe_load((root / "data" / "site.yaml").read_text(encoding="utf-8")) or {}
-    path = root / "data" / str(config.get("profiles") or "profiles.v1.json")
-    old = json.loads(path.read_text(encoding="utf-8"))["cost_model"]["draft_step"]
-    new = f"1/{11 + run}" if old != f"1/{11 + run}" else f"1/{12 + run}"
+    path = root / "data" / str(site_yaml(root).get("profiles") or "profiles.v1.json")
     text = path.read_text(encoding="utf-8")
+    old = json.loads(text)["cost_model"]["draft_step"]
+    new = f"1/{11 + run}" if old != f"1/{11 + run}" else f"1/{12 + run}"
     needle = f'"draft_step": "{old}"'
     if needle not in text:
         raise UserError(f"bench: {path.name}: cost_model: cannot find {needle} to edit")
@@ -123,10 +119,6 @@ def measure(sides: list[Path], runs: int) -> list[dict[str, list[tuple[float, fl
     return results
 
 
-def python_lines(package: Path) -> int:
-    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in package.rglob("*.py"))
-
-
 def report(results: list[dict[str, list[tuple[float, float]]]]) -> list[str]:
     """Medians of wall time against the budgets, and of CPU time (what a busy machine does not inflate)."""
     ours = results[0]
@@ -142,7 +134,7 @@ def report(results: list[dict[str, list[tuple[float, float]]]]) -> list[str]:
             line += (f"  baseline {statistics.median(b for b, _ in base):5.2f}s (CPU "
                      f"{statistics.median(c for _, c in base):5.2f}s)  paired ratio {ratio:5.2f}x")
         lines.append(f"{line}  runs: {', '.join(f'{t:.2f}' for t in walls)}")
-    count = python_lines(PACKAGE_PARENT / "generator")
+    count = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PACKAGE_PARENT / "generator").rglob("*.py"))
     lines.append(f"generator/: {count} lines of Python (budget {LINES_BUDGET})")
     return lines
 
