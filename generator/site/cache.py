@@ -31,6 +31,7 @@ import typing
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,8 +56,6 @@ def package_source_digest() -> str:
 
 
 def library_version(name: str) -> str:
-    from importlib import metadata
-
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -68,10 +67,8 @@ def library_version(name: str) -> str:
 
 def encode(value: Any) -> Any:
     """A JSON-able form of a plain value: fractions as "n/d", tuples as lists, dataclasses as dicts."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, (bool, int, str)):
         return value
-    if isinstance(value, int):
-        return int(value)
     if isinstance(value, float):
         return float(value)
     if isinstance(value, Fraction):
@@ -219,8 +216,6 @@ class Cache:
 
     def _remove_temporary_files(self) -> None:
         """What a killed build left of named temporary files (only where O_TMPFILE is missing)."""
-        if not self.directory.is_dir():
-            return
         for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
             pid = path.name[len(TMP_PREFIX):].split("-")[0]
             if not pid.isdigit() or not process_alive(int(pid)):
@@ -234,8 +229,6 @@ class Cache:
 
     def prune(self) -> None:
         """Drop entries neither used by this build nor touched for two weeks."""
-        if not self.directory.is_dir():
-            return
         cutoff = time.time() - KEEP_UNUSED_SECONDS
         for path in self.directory.glob("*/*.json"):
             try:
