@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -59,10 +60,6 @@ class BuildInfo:
     @property
     def citation_date(self) -> str:
         return self.date.replace("-", "/")
-
-    @property
-    def year(self) -> str:
-        return self.date[:4]
 
     def address(self, url: str) -> str:
         """A page's absolute address ("" without a site URL); the home page is the folder itself."""
@@ -104,9 +101,8 @@ NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alon
 
 
 def build_info(url: str, root: Path) -> BuildInfo:
-    """The footer's facts: the address, HEAD's hash, the date (SOURCE_DATE_EPOCH, else HEAD's commit time) and
-    whether a tracked file under `root` differs from HEAD (untracked files do not count: a build's own output
-    folder is one). Outside a checkout: no hash; without git, one warning line on stderr."""
+    """The footer's facts (see the module's docstring). Untracked files do not make the tree "modified": a
+    build's own output folder is one."""
     log = _git(root, "log", "-1", "--format=%H %ct")
     if log is None:
         print(NO_GIT_WARNING, file=sys.stderr, flush=True)
@@ -151,15 +147,13 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_LINKING = MappingProxyType({"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src",
-            "iframe": "src"})
+_LINKING = MappingProxyType({"a": "href", "area": "href", "link": "href", "img": "src", "script": "src",
+                             "source": "src", "iframe": "src"})
 
 
 def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
     """The ids in a page, and each (tag, address) of its links and assets, read by an HTML parser (in time
     that grows with the page, whatever it holds)."""
-    from html.parser import HTMLParser
-
     ids: set[str] = set()
     refs: list[tuple[str, str]] = []
 
@@ -179,17 +173,6 @@ def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
     return ids, refs
 
 
-def _source_of(rel: str, url: str, pages) -> str:
-    """The file the reader's author wrote that holds a link, with its line when the link is spelt there."""
-    page = next((p for p in pages if p.url == rel), None)
-    if page is None:
-        return f"site_src/templates/{rel}" if rel.endswith(".html") else rel
-    index = page.markdown.find(url)
-    if index < 0:
-        return str(page.source)
-    return f"{page.source}: line {page.body_line + page.markdown.count(chr(10), 0, index)}"
-
-
 def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     """(page, address, why) for every link or asset inside the site that leads nowhere.
 
@@ -201,7 +184,6 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
     from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
     read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
-    ids = {rel: found[0] for rel, found in read.items()}
     out = []
     for rel, (_, refs) in sorted(read.items()):
         for tag, value in refs:
@@ -225,32 +207,40 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
                     out.append((rel, url, f"no such file {target}"))
                     continue
             fragment = unquote(parts.fragment)
-            if fragment and fragment != "top" and target in ids and fragment not in ids[target]:
+            if fragment and fragment != "top" and target in read and fragment not in read[target][0]:
                 out.append((rel, url, f"{target} has no element with id {fragment!r}"))
     return out
 
 
 def strict_check(files: dict[str, bytes], pages) -> None:
-    """Fail the build, in one line, on the first internal link or anchor that leads nowhere."""
+    """Fail the build, in one line, on the first internal link or anchor that leads nowhere, naming the file the
+    reader's author wrote that holds the link, with its line when the link is spelt there."""
     broken = broken_links(files)
-    if broken:
-        rel, url, why = broken[0]
-        raise UserError(f"{_source_of(rel, url, pages)}: broken link {url!r}: {why}")
+    if not broken:
+        return
+    rel, url, why = broken[0]
+    page = next((p for p in pages if p.url == rel), None)
+    if page is None:
+        where = f"site_src/templates/{rel}" if rel.endswith(".html") else rel
+    elif url in page.markdown:
+        where = f"{page.source}: line {page.body_line + page.markdown.count(chr(10), 0, page.markdown.find(url))}"
+    else:
+        where = str(page.source)
+    raise UserError(f"{where}: broken link {url!r}: {why}")
 
 
 def bibtex(info: BuildInfo, title: str, author: str) -> str:
     """A BibTeX entry for the explainer: the same facts as CITATION.cff, plus the address when known.
     No commit: the entry should read the same in every build of a release (the footer names the commit)."""
     fields = [("title", f"{{{title}}}"), ("author", f"{{{{{author}}}}}")]  # braces twice: a name, not "Last, First"
-    if info.year:
-        fields.append(("year", f"{{{info.year}}}"))
+    if info.date:
+        fields.append(("year", f"{{{info.date[:4]}}}"))
     fields.append(("version", f"{{{info.version}}}"))
     if info.site_url:
         fields.append(("url", f"{{{info.site_url}}}"))
-    key = "specdec-exactly"
     width = max(len(name) for name, _ in fields)
     body = ",\n".join(f"  {name.ljust(width)} = {value}" for name, value in fields)
-    return f"@misc{{{key},\n{body}\n}}"
+    return f"@misc{{specdec-exactly,\n{body}\n}}"
 
 
 def json_for_script(data: Any) -> Markup:
