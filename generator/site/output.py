@@ -21,13 +21,11 @@ def recover(out: Path) -> None:
     previous build on its way out. A previous build moved aside by the two-rename fallback
     (.NAME-old-PID-*) is put back if `out` is missing, so a kill between those renames costs nothing."""
     pattern = re.compile(rf"^\.{re.escape(out.name)}-(new|old)-(\d+)-")
-    leftovers = []
     for entry in sorted(out.parent.iterdir()):
         m = pattern.match(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not process_alive(int(m.group(2))):
-            leftovers.append((m.group(1), entry))
-    for kind, entry in leftovers:
-        if kind == "old" and not os.path.lexists(out):
+        if not m or not entry.is_dir() or entry.is_symlink() or process_alive(int(m.group(2))):
+            continue
+        if m.group(1) == "old" and not os.path.lexists(out):
             os.rename(entry, out)
         else:
             shutil.rmtree(entry, ignore_errors=True)
