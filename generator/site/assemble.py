@@ -19,18 +19,14 @@ from .cache import PACKAGE
 DRAWING_CODE = ("figures.py", "chart.py", "decimals.py", "figure_words.py", "palette.py")  # figures.py and what it imports
 
 
-def figure_code() -> str:
-    """The drawing code's identity in the manifest, so a review tells a data change from a code change (the
-    cache's keys cover every source file; this is only what a reviewer is told)."""
+def manifest(figures: dict[str, tuple]) -> bytes:
+    """What a reviewer compares between two builds (`compare`), with the drawing code's identity, so a review
+    tells a data change from a code change (the cache's keys cover every source file; this is only what a
+    reviewer is told)."""
     h = hashlib.sha256()
     for name in DRAWING_CODE:
         h.update((PACKAGE / "render" / name).read_bytes())
-    return h.hexdigest()
-
-
-def manifest(figures: dict[str, tuple]) -> bytes:
-    """What a reviewer compares between two builds (`compare`)."""
-    code = figure_code()
+    code = h.hexdigest()
     entries = {
         name: {"file": f"{name}.svg", "caption": caption, "alt": alt,
                "sha256": hashlib.sha256(svg.encode("utf-8")).hexdigest(),
