@@ -16,6 +16,7 @@ the machine's load moves both sides of a pair alike. Python's bytecode cache is 
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -66,7 +67,6 @@ def timed_build(code: Path, project: Path, cache: Path, clean: bool) -> tuple[fl
 def copy_inputs(source: Path, dest: Path) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
-    dest.mkdir(parents=True)
     for name in SOURCES:
         shutil.copytree(source / name, dest / name)
     return dest
@@ -91,8 +91,6 @@ def edit_page(root: Path, run: int) -> None:
 
 def edit_number(root: Path, run: int) -> None:
     """Change the authored draft step (cost_model.draft_step) in the profiles file: one number."""
-    import json
-
     path = root / "data" / str(site_yaml(root).get("profiles") or "profiles.v1.json")
     text = path.read_text(encoding="utf-8")
     old = json.loads(text)["cost_model"]["draft_step"]

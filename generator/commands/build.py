@@ -20,8 +20,7 @@ def progress_printer(stream=None):
         return None, lambda: None
 
     def show(stage: str, done: int, total: int) -> None:
-        stream.write(f"\r{stage}: {done}/{total}" if total else f"\r{stage}...")
-        stream.write(" " * 8)
+        stream.write(f"\r{stage}: {done}/{total}" + " " * 8)
         stream.flush()
 
     def finish() -> None:
@@ -31,15 +30,11 @@ def progress_printer(stream=None):
     return show, finish
 
 
-def _terminated(signum, frame) -> None:
-    """SIGTERM ends the build as Ctrl-C does: the staging folder is removed on the way out."""
-    raise KeyboardInterrupt
-
-
 def run(args) -> int:
     from ..site.pipeline import build
 
-    signal.signal(signal.SIGTERM, _terminated)
+    # SIGTERM ends the build as Ctrl-C does (KeyboardInterrupt): the staging folder is removed on the way out
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     show, finish = progress_printer()
     try:
         report = build(Path.cwd(), Path(args.out), clean=args.clean, progress=show)
