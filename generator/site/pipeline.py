@@ -16,6 +16,7 @@ import base64
 import hashlib
 import os
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -133,19 +134,16 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
     from ..playground.ngram import KINDS
 
     settings, base, cost = config.playground, Path(config.source).parent, profiles.cost_model
-    parts = []
+    pairs, corpora, licences = {}, {}, {}
     for kind in KINDS:
         c = getattr(settings, kind)
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest())
                  for p in locate(c.package, c.files, base, f"playground.{kind}")]
         key = (kind, files, settings, library_version("numpy"))
-        parts.append(cache.get_or_compute("playground", key, lambda kind=kind: playground_kind(
-            kind, settings, base, cost.draft_step, cost.verify_step), PLAYGROUND_KIND))
-    data = assemble({kind: pair for kind, (pair, _, _) in zip(KINDS, parts)}, settings.seed, settings.max_k,
-                    cost.draft_step, cost.verify_step)
-    data["generate_chars"] = settings.generate_chars
-    data["corpora"] = {kind: text for kind, (_, text, _) in zip(KINDS, parts)}
-    data["licences"] = {kind: licence for kind, (_, _, licence) in zip(KINDS, parts)}
+        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step)
+        pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
+    data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
+    data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
     return repriced(data, cost.draft_step, cost.verify_step)
 
 
