@@ -154,8 +154,7 @@ class Cache:
 
     @classmethod
     def for_root(cls, root: Path) -> Cache:
-        override = os.environ.get(ENV_DIR)
-        return cls(Path(override) if override else Path(root) / DEFAULT_DIR)
+        return cls(Path(os.environ.get(ENV_DIR) or Path(root) / DEFAULT_DIR))
 
     def get_or_compute(self, kind: str, key_parts: Any, compute: Callable[[], T], shape: Any) -> T:
         """compute(), or the value an earlier call with the same kind, key parts and code stored.
