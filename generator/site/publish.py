@@ -7,11 +7,11 @@ GENERATOR_SITE_URL (the publishing workflow passes the address GitHub Pages repo
 no page carries an absolute address: canonical links, link-preview tags and the sitemap need one,
 and everything else works from any folder and from file://.
 
-The date is SOURCE_DATE_EPOCH when set, else the commit's date, never the clock: two builds of
-one commit are byte-identical. Outside a git checkout and without SOURCE_DATE_EPOCH a page shows
-neither date nor commit, only the version; a tree with tracked files that differ from the commit
-shows "(modified)" after it; without git on PATH the build says so in one warning line. The commit
-is read with plain `git` commands.
+The date is SOURCE_DATE_EPOCH when set, else the commit's date, never the clock: two builds of one commit are
+byte-identical. Outside a git checkout and without SOURCE_DATE_EPOCH a page shows neither date nor commit, only
+the version; a tree with tracked files that differ from the commit shows "(modified)" after it (untracked files,
+such as a build's own output folder, do not count); without git on PATH the build says so in one warning line.
+The commit is read with plain `git` commands.
 """
 from __future__ import annotations
 
@@ -101,8 +101,7 @@ NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alon
 
 
 def build_info(url: str, root: Path) -> BuildInfo:
-    """The footer's facts (see the module's docstring). Untracked files do not make the tree "modified": a
-    build's own output folder is one."""
+    """The footer's facts: the address, the commit, its date and whether the tree differs (module docstring)."""
     log = _git(root, "log", "-1", "--format=%H %ct")
     if log is None:
         print(NO_GIT_WARNING, file=sys.stderr, flush=True)
