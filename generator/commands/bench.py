@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,8 +44,6 @@ def add_arguments(p) -> None:
 
 
 def _children_cpu() -> float:
-    import resource
-
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_utime + used.ru_stime
 
@@ -146,6 +145,5 @@ def run(args) -> int:
         if not (baseline / "generator" / "__main__.py").is_file():
             raise UserError(f"bench: --baseline {baseline}: not a checkout of this project (no generator/__main__.py)")
         sides.append(baseline)
-    for line in report(measure(sides, args.runs)):
-        print(line)
+    print("\n".join(report(measure(sides, args.runs))))
     return 0
