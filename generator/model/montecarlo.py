@@ -21,6 +21,7 @@ import numpy as np
 
 from .engine import Row
 
+CHUNK = 8192  # rounds RoundSimulator works on at a time (see run)
 CELLS = 4096  # a power of two, so u * CELLS is exact for a float32 u and truncates to its cell
 
 
@@ -231,9 +232,15 @@ class RoundSimulator:
 
     def run(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """codes[i, r]: the token committed at position i of round r (k is the bonus), or DEAD or more."""
-        k, reject, dead = self.k, self.dtype(self.reject), self.dtype(self.dead)
-        u = uniforms(rng, k, rounds)
-        out = np.empty((k + 1, rounds), dtype=self.dtype)
+        u = uniforms(rng, self.k, rounds)
+        out = np.empty((self.k + 1, rounds), dtype=self.dtype)
+        for start in range(0, rounds, CHUNK):  # a chunk's working arrays are small enough to be reused, not remapped
+            self._run(u[:, start:start + CHUNK], out[:, start:start + CHUNK])
+        return out
+
+    def _run(self, u: np.ndarray, out: np.ndarray) -> None:
+        """run() for the rounds of one chunk: their uniforms u, their codes written into out."""
+        k, reject, dead, rounds = self.k, self.dtype(self.reject), self.dtype(self.dead), u.shape[1]
         cells = np.empty((rounds,), np.intp)
         gone = np.zeros((rounds,), self.dtype)  # DEAD once the round has met its rejection
         stop = np.zeros((rounds,), self.dtype)  # proposals accepted: where the round stopped
@@ -257,4 +264,3 @@ class RoundSimulator:
         self.final.settle(final, u[k], stop)
         out[:k] += (out[:k] == reject) * (final - reject)  # wrapping around: the replacement where it was rejected
         np.bitwise_or(final, gone, out=final)
-        return out
