@@ -158,8 +158,6 @@ def test_a_cache_folder_that_cannot_be_made_warns_once_and_the_build_succeeds(pr
 
 
 def test_the_key_covers_every_source_file_of_the_package(tmp_path, monkeypatch):
-    import shutil
-
     copy = tmp_path / "generator"
     shutil.copytree(C.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(C, "PACKAGE", copy)

@@ -20,7 +20,6 @@ its own name at 127.0.0.1 (DNS rebinding).
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
 import json
@@ -196,8 +195,10 @@ class PreviewServer(ThreadingHTTPServer):
             mine = self.waiting.setdefault(client_address[0], [])
             mine.append(request)
             if len(mine) > MAX_PER_CLIENT:
-                with contextlib.suppress(OSError):
+                try:
                     mine.pop(0).shutdown(socket.SHUT_RDWR)
+                except OSError:  # it closed meanwhile
+                    pass
         super().process_request(request, client_address)
 
     def headers_read(self, request, client_address) -> None:
