@@ -17,6 +17,7 @@ Standard library only (compare.py is too), so it runs on the bare runner without
     python3 .ci/review_comment.py body REVIEW_DIR [--review-url URL] [--run-url URL]
     python3 .ci/review_comment.py post REVIEW_DIR --repo OWNER/NAME --head-sha SHA [--review-url URL] [--run-url URL]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,18 @@ MAX_BODY = 60000  # GitHub refuses comments over 65,536 characters
 def plain(text: object, limit: int = 200) -> str:
     """Untrusted text made inert inside a Markdown table cell: no HTML, no mentions, no links, no pipes."""
     text = " ".join(str(text).split())[:limit]
-    for char, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "&#124;"), ("@", "&#64;"),
-                       ("[", "&#91;"), ("]", "&#93;"), ("`", "&#96;"), ("*", "&#42;"), ("_", "&#95;")):
+    for char, safe in (
+        ("&", "&amp;"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+        ("|", "&#124;"),
+        ("@", "&#64;"),
+        ("[", "&#91;"),
+        ("]", "&#93;"),
+        ("`", "&#96;"),
+        ("*", "&#42;"),
+        ("_", "&#95;"),
+    ):
         text = text.replace(char, safe)
     return text
 
@@ -56,10 +67,22 @@ def plural(n: int, word: str) -> str:
 def read_review(folder: Path) -> dict:
     """review.json, keeping only entries of the expected shape."""
     raw = json.loads((folder / "review.json").read_text(encoding="utf-8"))
-    figures = [f for f in raw.get("figures", []) if isinstance(f, dict)
-               and isinstance(f.get("name"), str) and NAME.match(f["name"]) and f.get("status") in STATUSES]
-    pages = [p for p in raw.get("pages", []) if isinstance(p, dict)
-             and isinstance(p.get("path"), str) and PATH.match(p["path"]) and p.get("status") in STATUSES[:3]]
+    figures = [
+        f
+        for f in raw.get("figures", [])
+        if isinstance(f, dict)
+        and isinstance(f.get("name"), str)
+        and NAME.match(f["name"])
+        and f.get("status") in STATUSES
+    ]
+    pages = [
+        p
+        for p in raw.get("pages", [])
+        if isinstance(p, dict)
+        and isinstance(p.get("path"), str)
+        and PATH.match(p["path"])
+        and p.get("status") in STATUSES[:3]
+    ]
     for p in pages:
         p["added"] = int(p.get("added", 0)) if str(p.get("added", 0)).isdigit() else 0
         p["removed"] = int(p.get("removed", 0)) if str(p.get("removed", 0)).isdigit() else 0
@@ -73,15 +96,20 @@ def body(review: dict, review_url: str = "", run_url: str = "", head_sha: str = 
     moved = [f for f in figures if f["status"] != "unchanged"]
     lines = [MARKER, "## Figure review", ""]
     if moved:
-        figure_note = (f"**{plural(count['changed'], 'figure')} changed**, {count['added']} added, "
-                       f"{count['removed']} removed, {count['unchanged']} unchanged")
+        figure_note = (
+            f"**{plural(count['changed'], 'figure')} changed**, {count['added']} added, "
+            f"{count['removed']} removed, {count['unchanged']} unchanged"
+        )
     else:
         figure_note = f"**No figure changed** ({plural(count['unchanged'], 'figure')} compared)"
     page_note = f"visible text changed on {plural(len(pages), 'page')}" if pages else "no page's visible text changed"
     lines += [f"{figure_note}; {page_note}.", ""]
     if review_url.startswith("https://"):
-        lines += [f"[Open the review page]({review_url}): one HTML file with the before, the after and a "
-                  "pixel-difference image of every changed figure, and a diff of each page's text.", ""]
+        lines += [
+            f"[Open the review page]({review_url}): one HTML file with the before, the after and a "
+            "pixel-difference image of every changed figure, and a diff of each page's text.",
+            "",
+        ]
     if moved:
         lines += ["| figure | change | why |", "| --- | --- | --- |"]
         for f in moved[:MAX_ROWS]:
@@ -119,13 +147,19 @@ Api = Callable[[str, str, dict | None], object]
 def github_api(token: str) -> Api:
     def call(method: str, path: str, payload: dict | None = None):
         request = urllib.request.Request(
-            f"https://api.github.com{path}", method=method,
+            f"https://api.github.com{path}",
+            method=method,
             data=None if payload is None else json.dumps(payload).encode("utf-8"),
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
-                     "X-GitHub-Api-Version": "2022-11-28", "Content-Type": "application/json"},
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "Content-Type": "application/json",
+            },
         )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read().decode("utf-8") or "null")
+
     return call
 
 
@@ -183,8 +217,12 @@ def post(api: Api, repo: str, number: int, head_sha: str, text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     top = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     top.add_argument("action", choices=("review", "body", "post"))
-    top.add_argument("review", type=Path, help="review: the unpacked builds (base/, head/, pr.json); "
-                     "body, post: the review folder (review.json, and pr.json to post)")
+    top.add_argument(
+        "review",
+        type=Path,
+        help="review: the unpacked builds (base/, head/, pr.json); "
+        "body, post: the review folder (review.json, and pr.json to post)",
+    )
     top.add_argument("--out", type=Path, help="(review only) the folder to write the review into")
     top.add_argument("--review-url", default="", help="the review page's address (the upload step's artifact-url)")
     top.add_argument("--run-url", default="")

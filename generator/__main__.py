@@ -1,4 +1,5 @@
 """`python -m generator VERB`: parse the command line and hand it to one module under commands/."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,15 +11,17 @@ from types import MappingProxyType
 from . import __version__
 from .errors import UserError
 
-VERBS = MappingProxyType({
-    "validate": "check a profiles file and report the first problem in it",
-    "numbers": "print each draft profile's exact acceptance rates, round lengths and speedup",
-    "build": "build the site into build/",
-    "serve": "serve the site on 127.0.0.1, rebuilding and reloading the page when a source changes",
-    "check": "check a built site: links, anchors, assets, HTML, alt text, nothing from another origin",
-    "compare": "write a review page of the figures and page text that differ between two builds",
-    "bench": "time cold, no-change, one-page-edit and one-number-edit builds against their budgets",
-})
+VERBS = MappingProxyType(
+    {
+        "validate": "check a profiles file and report the first problem in it",
+        "numbers": "print each draft profile's exact acceptance rates, round lengths and speedup",
+        "build": "build the site into build/",
+        "serve": "serve the site on 127.0.0.1, rebuilding and reloading the page when a source changes",
+        "check": "check a built site: links, anchors, assets, HTML, alt text, nothing from another origin",
+        "compare": "write a review page of the figures and page text that differ between two builds",
+        "bench": "time cold, no-change, one-page-edit and one-number-edit builds against their budgets",
+    }
+)
 
 
 def parser(chosen: str | None = None) -> argparse.ArgumentParser:

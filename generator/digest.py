@@ -1,4 +1,5 @@
 """A stable hash of plain values (numbers, strings, fractions, tuples, dicts, dataclasses): cache keys and figure inputs."""
+
 from __future__ import annotations
 
 import dataclasses

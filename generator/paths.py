@@ -1,4 +1,5 @@
 """Where the project's inputs and output live, relative to the working directory the command runs in."""
+
 from pathlib import Path
 
 DATA = Path("data")

@@ -3,6 +3,7 @@
 A tool a test needs but cannot find makes it skip on a developer's machine and fail in CI
 (CI=true), so a green CI always means the browser tests ran.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,15 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 IN_CI = os.environ.get("CI") == "true"
 
 

@@ -8,6 +8,7 @@ $\\min(1, p(x)/q(x))$ is a couple of words, not twenty.
 
     python tests/reading_budget.py [BUILD_DIR]   # prints words per page of `pages:` and `appendix:`
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,13 @@ class _MainText(HTMLParser):
             self.in_main += 1
         if tag in VOID:
             return
-        skip = self._skipped() or tag in NEVER_SHOWN or "data-widget" in a or "hidden" in a \
+        skip = (
+            self._skipped()
+            or tag in NEVER_SHOWN
+            or "data-widget" in a
+            or "hidden" in a
             or "visually-hidden" in (a.get("class") or "").split()
+        )
         math = self._math() or tag == "math"
         if tag == "math" and not skip:
             self.parts.append(" ")

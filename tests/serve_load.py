@@ -5,6 +5,7 @@ tests/benchmarks/bench_serve.py (which compares with a peer server side by side)
 thread opens a fresh connection per request, as a browser opening many tabs does, and times each
 request from connect to the last byte.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,11 @@ class Load:
         return self.quantile(0.99)
 
     def summary(self) -> str:
-        return (f"{len(self.latencies)} answered, {len(self.failures)} failed, p50 {self.p50 * 1000:.1f} ms, "
-                f"p99 {self.p99 * 1000:.1f} ms, max {max(self.latencies, default=0) * 1000:.1f} ms, "
-                f"{self.wall:.2f} s in all")
+        return (
+            f"{len(self.latencies)} answered, {len(self.failures)} failed, p50 {self.p50 * 1000:.1f} ms, "
+            f"p99 {self.p99 * 1000:.1f} ms, max {max(self.latencies, default=0) * 1000:.1f} ms, "
+            f"{self.wall:.2f} s in all"
+        )
 
 
 async def _one(port: int, path: str, host: str, timeout: float) -> tuple[float, int]:

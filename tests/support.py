@@ -1,4 +1,5 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
+
 import atexit
 import functools
 import json
@@ -39,10 +40,10 @@ def only_page(project: Path, body: str) -> None:
     config = project / "data" / "site.yaml"
     text = config.read_text(encoding="utf-8")
     start = text.index("\npages:")
-    text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1):]
+    text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1) :]
     if "\nappendix:" in text:
         start = text.index("\nappendix:")
-        text = text[:start] + text[text.index("\n\n", start + 1):]
+        text = text[:start] + text[text.index("\n\n", start + 1) :]
     config.write_text(text, encoding="utf-8")
 
 
@@ -59,8 +60,12 @@ print(json.dumps([[getattr(r, f) for f in sys.argv[4].split(",") if f], [m for m
 def fresh_build(root: Path, out: Path, cache_dir: Path, fields=(), modules=()) -> tuple[list, list[str]]:
     """Build root into out with cache_dir in a new interpreter, so that sys.modules tells what the build imported:
     the report's fields named, and which of the modules named were loaded."""
-    done = subprocess.run([sys.executable, "-c", FRESH_BUILD, str(root), str(out), str(cache_dir), ",".join(fields),
-                           ",".join(modules)], cwd=root, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_BUILD, str(root), str(out), str(cache_dir), ",".join(fields), ",".join(modules)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     values, loaded = json.loads(done.stdout.splitlines()[-1])
     return values, loaded

@@ -109,18 +109,27 @@ def test_the_identity_holds_exactly_over_the_shipped_profiles_and_five_thousand_
     for _ in range(MonteCarlo().identity_pairs):
         size = int(rng.integers(2, 9))
         den = int(rng.integers(1, 100))
-        pairs.append((A.random_rational_row(rng, size, den), A.random_rational_row(rng, size, int(rng.integers(1, 100)))))
+        pairs.append(
+            (A.random_rational_row(rng, size, den), A.random_rational_row(rng, size, int(rng.integers(1, 100))))
+        )
     checked, entries = identity_check(pairs)
     assert checked == 10 + 5000 and entries > 5000
 
 
 def test_the_integer_identity_check_draws_the_same_pairs_and_counts_the_same_as_the_fraction_one():
-    fraction_rng, integer_rng = np.random.default_rng(Seeds().identity_pairs), np.random.default_rng(Seeds().identity_pairs)
+    fraction_rng, integer_rng = (
+        np.random.default_rng(Seeds().identity_pairs),
+        np.random.default_rng(Seeds().identity_pairs),
+    )
     fraction_pairs = []
     for _ in range(MonteCarlo().identity_pairs):
         size = int(fraction_rng.integers(2, 9))
-        fraction_pairs.append((A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100))),
-                               A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100)))))
+        fraction_pairs.append(
+            (
+                A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100))),
+                A.random_rational_row(fraction_rng, size, int(fraction_rng.integers(1, 100))),
+            )
+        )
     integer_pairs = A.random_identity_pairs(integer_rng, MonteCarlo().identity_pairs)
     assert identity_check(integer_pairs) == identity_check(fraction_pairs) == (5000, 25187)
     for (t, q), (ft, fq) in zip(integer_pairs, fraction_pairs):
@@ -194,8 +203,12 @@ def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths()
     lengths = simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
     vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
     rng = np.random.default_rng(2)
-    loop = np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)],
-                       minlength=P.k + 2)[1:] / 4000
+    loop = (
+        np.bincount([len(run_round(P.target, d.distributions, rng).committed) for _ in range(4000)], minlength=P.k + 2)[
+            1:
+        ]
+        / 4000
+    )
     assert np.abs(vectorised - exact).sum() / 2 < 0.01
     assert np.abs(loop - exact).sum() / 2 < 0.03
 
@@ -268,7 +281,9 @@ def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_l
         target, drafts = convergence.random_profile(rng, vocab, k, agreement, denominator)
         for rule in (montecarlo.residual_rows, montecarlo.target_rows_resampler):
             fixed = simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
-            per_round = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule)
+            per_round = montecarlo.simulate_batch(
+                fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule
+            )
             assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
     other = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
     assert not np.array_equal(other.tokens, fixed.tokens)
@@ -281,8 +296,12 @@ def test_the_per_round_simulator_asks_for_rows_only_in_rounds_still_going():
     target, drafts = convergence.random_profile(rng, 6, 4, F(1, 2), 64)
     rows_at = fixed_rows_at(target, drafts, 3000)
     asked = {}
-    batch = montecarlo.simulate_batch(lambda j, going, p: asked.setdefault(j, going.copy()) is not None and rows_at(j, going, p),
-                             4, 3000, np.random.default_rng(7))
+    batch = montecarlo.simulate_batch(
+        lambda j, going, p: asked.setdefault(j, going.copy()) is not None and rows_at(j, going, p),
+        4,
+        3000,
+        np.random.default_rng(7),
+    )
     for j in range(5):
         assert np.array_equal(asked[j], np.flatnonzero(batch.reached[j])), j
     assert 0 < len(asked[4]) < len(asked[1]) < len(asked[0]) == 3000  # rounds do stop: the check is not vacuous
@@ -299,6 +318,7 @@ def test_draft_cdfs_handed_back_by_rows_at_give_the_tokens_computed_without_them
         def rows_at(j, going, proposals):
             t, d = plain(j, going, proposals)
             return (t, d) if d is None else (t, d, np.roll(montecarlo.row_cdfs(d), shift, axis=1))
+
         return rows_at
 
     without = montecarlo.simulate_batch(plain, 4, 4000, np.random.default_rng(7))
@@ -311,7 +331,9 @@ def test_draft_cdfs_handed_back_by_rows_at_give_the_tokens_computed_without_them
 def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():
     tokens = np.array([[2, 1, 0], [0, 3, 0], [0, 4, 0]])
     reached = np.array([[True, True, True], [False, True, True], [False, True, False]])
-    batch = montecarlo.Batch(tokens, reached)  # k = 2: round 0 rejects at 1, round 1 earns the bonus, round 2 rejects at 2
+    batch = montecarlo.Batch(
+        tokens, reached
+    )  # k = 2: round 0 rejects at 1, round 1 earns the bonus, round 2 rejects at 2
     assert batch.accepted.tolist() == [[False, True, True], [False, True, False]]
     assert batch.committed.tolist() == [1, 3, 2] and batch.tokens[0].tolist() == [2, 1, 0]
 
@@ -319,7 +341,10 @@ def test_a_batch_reads_its_verdicts_and_lengths_off_the_positions_reached():
 def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():
     cases = [(d.id, d.name, P.target, d.distributions) for d in P.drafts] + convergence.random_cases(5, 3, 6, 5)
     whole = convergence.convergence_suite(cases, 2000, 11)
-    assert convergence.convergence_suite(cases[:2], 2000, 11) + convergence.convergence_suite(cases[2:], 2000, 11, first=2) == whole
+    assert (
+        convergence.convergence_suite(cases[:2], 2000, 11) + convergence.convergence_suite(cases[2:], 2000, 11, first=2)
+        == whole
+    )
     assert convergence.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters
 
 
@@ -342,7 +367,9 @@ def test_checkpoint_counts_by_blocks_equal_a_plain_count_of_every_prefix(vocab, 
         codes[i, gone] = dead + rng.integers(0, 100, size=int(gone.sum()))
     expected = [plain_checkpoint_counts(row, dead, vocab) for row in codes]
     assert convergence._counts_at_checkpoints(codes, dead, vocab) == expected
-    assert [convergence._position_counts(row, dead, vocab) for row in codes] == expected  # the path for wide vocabularies
+    assert [
+        convergence._position_counts(row, dead, vocab) for row in codes
+    ] == expected  # the path for wide vocabularies
     # the comparison can fail: one token moved inside the first checkpoint changes its counts
     codes[0, 0] = (codes[0, 0] + 1) % max(vocab, 2) if vocab > 1 else dead
     assert convergence._counts_at_checkpoints(codes, dead, vocab) != expected

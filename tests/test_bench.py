@@ -1,4 +1,5 @@
 """The bench command's parts that are not timing: its edits and its report."""
+
 import json
 import subprocess
 from fractions import Fraction
@@ -27,12 +28,16 @@ def test_the_one_page_edit_appends_text_to_one_page_only(tmp_path):
     changed = [p.name for p in (root / "site_src" / "pages").glob("*.md") if p.read_text() != pages[p.name]]
     assert len(changed) == 1
     text = (root / "site_src" / "pages" / changed[0]).read_text()
-    assert text.startswith(pages[changed[0]]) and "{" not in text[len(pages[changed[0]]):]
+    assert text.startswith(pages[changed[0]]) and "{" not in text[len(pages[changed[0]]) :]
 
 
 def test_the_report_gives_the_median_of_paired_ratios_not_the_ratio_of_medians():
-    ours = {"cold": [4.0, 6.0, 9.0], "no-change": [0.1, 0.2, 0.9], "one-page edit": [0.5] * 3,
-            "one-number edit": [1.0, 1.2, 1.8]}
+    ours = {
+        "cold": [4.0, 6.0, 9.0],
+        "no-change": [0.1, 0.2, 0.9],
+        "one-page edit": [0.5] * 3,
+        "one-number edit": [1.0, 1.2, 1.8],
+    }
     base = {"cold": [1.0, 1.0, 3.0], "no-change": [1.0] * 3, "one-page edit": [1.0] * 3, "one-number edit": [1.0] * 3}
     with_cpu = [{kind: [(t, t / 2) for t in times] for kind, times in side.items()} for side in (ours, base)]
     lines = bench.report(with_cpu)

@@ -3,6 +3,7 @@
 Builds run on a copy of the project's inputs. The module's build has a cache folder of its own; a test
 that rebuilds starts from a copy of that folder (warm_cache), so no test reads what another test wrote.
 """
+
 import base64
 import hashlib
 import json
@@ -35,14 +36,19 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 def unstamped(files: dict[str, bytes]) -> dict[str, bytes]:
     """Pages without the commit and build date: what differs between a git checkout and a copy of it."""
-    stamp = re.compile(rb'<p class="colophon"[^>]*>.*?</p>\n?|<meta name="citation_publication_date"[^>]*>\n?'
-                       rb'|\n  year +=[^\n]*', re.S)  # the BibTeX entry's year is the build's
+    stamp = re.compile(
+        rb'<p class="colophon"[^>]*>.*?</p>\n?|<meta name="citation_publication_date"[^>]*>\n?'
+        rb"|\n  year +=[^\n]*",
+        re.S,
+    )  # the BibTeX entry's year is the build's
     return {name: stamp.sub(b"", data) if name.endswith(".html") else data for name, data in files.items()}
 
 
 def stat_tree(folder: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*"))}
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +101,13 @@ def test_a_clean_build_in_a_fresh_process_with_another_hash_seed_is_byte_identic
     shutil.copytree(site[2], cache)  # --clean must ignore it
     env = {**os.environ, "PYTHONHASHSEED": "4242", ENV_DIR: str(cache), "TZ": "Etc/GMT+7"}
     env.pop("SOURCE_DATE_EPOCH", None)
-    run = subprocess.run([sys.executable, "-m", "generator", "build", "--clean", "--out", str(tmp_path / "out")],
-                         cwd=root, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--clean", "--out", str(tmp_path / "out")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert re.search(r"(\d+) figures \(\1 drawn, 0 reused\), computed: card, convergence", run.stdout), run.stdout
     fresh, here, cached = tree(tmp_path / "out"), tree(site_dir), tree(root / "build")
@@ -118,8 +129,9 @@ def test_listing_source_files_in_another_order_changes_no_byte(site, tmp_path, w
     assert tree(tmp_path / "out") == tree(root / "build")
 
 
-def test_a_rebuild_with_nothing_changed_computes_nothing_and_writes_the_same_bytes(site, tmp_path, warm_cache,
-                                                                                   monkeypatch):
+def test_a_rebuild_with_nothing_changed_computes_nothing_and_writes_the_same_bytes(
+    site, tmp_path, warm_cache, monkeypatch
+):
     import generator.model.convergence
     import generator.playground
     import generator.render.figures
@@ -150,7 +162,8 @@ def test_changing_one_input_redraws_only_the_figure_drawn_from_it(project, warm_
 
 
 def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_identity_check_or_playground_round(
-        project, warm_cache, monkeypatch):
+    project, warm_cache, monkeypatch
+):
     import generator.model.analysis
     import generator.model.convergence
     import generator.playground
@@ -174,6 +187,7 @@ def test_a_new_draft_step_reprices_the_playground_and_reruns_no_monte_carlo_iden
 
 def test_the_cache_key_tells_a_fraction_from_a_float_and_from_text():
     from fractions import Fraction
+
     keys = {canonical(v) for v in (Fraction(1, 2), 0.5, "1/2", [Fraction(1, 2)], (Fraction(1, 2),))}
     assert len(keys) == 4  # a list and a tuple of the same values are the same input
 
@@ -201,9 +215,13 @@ def _break_figure(root: Path, monkeypatch) -> str:
 
     def broken(facts):
         return tuple(
-            dataclasses.replace(j, ref=dataclasses.replace(j.ref, inputs="broken"),
-                                kwargs={**j.kwargs, "rates": [("x", ["not a number"])]})
-            if j.name == "acceptance" else j
+            dataclasses.replace(
+                j,
+                ref=dataclasses.replace(j.ref, inputs="broken"),
+                kwargs={**j.kwargs, "rates": [("x", ["not a number"])]},
+            )
+            if j.name == "acceptance"
+            else j
             for j in jobs(facts)
         )
 
@@ -221,14 +239,20 @@ def _break_analysis(root: Path, monkeypatch) -> str:
     return "generator/site/pipeline.py: line"
 
 
-@pytest.mark.parametrize("breakage", ["bad data", "a template error", "a figure that raises", "an unexpected exception"])
-def test_a_failing_build_names_the_file_and_leaves_the_previous_build_exactly_as_it_was(breakage, project, warm_cache,
-                                                                                          monkeypatch):
+@pytest.mark.parametrize(
+    "breakage", ["bad data", "a template error", "a figure that raises", "an unexpected exception"]
+)
+def test_a_failing_build_names_the_file_and_leaves_the_previous_build_exactly_as_it_was(
+    breakage, project, warm_cache, monkeypatch
+):
     out = project / "build"
     before = stat_tree(out)
-    breakers = {"bad data": lambda: _break_data(project), "a template error": lambda: _break_template(project),
-                "a figure that raises": lambda: _break_figure(project, monkeypatch),
-                "an unexpected exception": lambda: _break_analysis(project, monkeypatch)}
+    breakers = {
+        "bad data": lambda: _break_data(project),
+        "a template error": lambda: _break_template(project),
+        "a figure that raises": lambda: _break_figure(project, monkeypatch),
+        "an unexpected exception": lambda: _break_analysis(project, monkeypatch),
+    }
     where = breakers[breakage]()
     with pytest.raises(UserError) as failure:
         B.build(project, out, cache=warm_cache)
@@ -242,7 +266,9 @@ def test_the_command_line_reports_a_failed_build_in_one_line_and_exits_2(project
     _break_data(project)
     before = stat_tree(project / "build")
     env = {**os.environ, ENV_DIR: str(warm_cache.directory)}
-    done = subprocess.run([sys.executable, "-m", "generator", "build"], cwd=project, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "build"], cwd=project, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "profiles.v1.json" in lines[0]
@@ -251,10 +277,17 @@ def test_the_command_line_reports_a_failed_build_in_one_line_and_exits_2(project
 
 def test_the_summary_names_pages_figures_and_the_time_of_each_stage(site, tmp_path, warm_cache):
     env = {**os.environ, ENV_DIR: str(warm_cache.directory)}
-    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
-                          cwd=site[0], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
+        cwd=site[0],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
-    assert re.fullmatch(r"built \S+: \d+ pages, \d+ figures.*load \d+\.\d\ds.*write \d+\.\d\ds; \d+\.\d\ds in all\n", done.stdout)
+    assert re.fullmatch(
+        r"built \S+: \d+ pages, \d+ figures.*load \d+\.\d\ds.*write \d+\.\d\ds; \d+\.\d\ds in all\n", done.stdout
+    )
     assert done.stderr == ""  # progress goes to a terminal only
 
 
@@ -284,7 +317,7 @@ def tree_of(folder: Path) -> dict[str, bytes]:
 
 
 def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path):
-    dead = tmp_path / f".out-new-{2 ** 22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
+    dead = tmp_path / f".out-new-{2**22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
     dead.mkdir()
     mine = tmp_path / f".out-new-{os.getpid()}-abc"
     mine.mkdir()
@@ -319,7 +352,7 @@ class PagesLikeHandler(SimpleHTTPRequestHandler):
         if not self.path.startswith("/repo/"):
             self.send_error(404)
             return None
-        self.path = self.path[len("/repo"):]
+        self.path = self.path[len("/repo") :]
         local = Path(self.translate_path(self.path))
         if local.is_file() or (local.is_dir() and (local / "index.html").is_file()):
             return super().send_head()
@@ -360,8 +393,9 @@ def test_the_404_page_links_to_the_site_root_from_any_depth_under_a_project_subp
         server.server_close()
 
 
-def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(project, tmp_path, warm_cache,
-                                                                              monkeypatch):
+def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(
+    project, tmp_path, warm_cache, monkeypatch
+):
     """Adding a figure touches figures.py, figure_registry.py and the page that shows it, nothing else:
     the entry below reuses a drawing function, the page names the figure through the views, and the
     build draws it, the manifest lists it and check finds it shown."""
@@ -369,14 +403,18 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(pro
     from generator.commands.check import check_site
 
     def inputs(facts):
-        return {"labels": [f"position {i}" for i in range(1, facts.k + 1)],
-                "rates": [(p.name, list(p.accept_rates)) for p in facts.profiles]}
+        return {
+            "labels": [f"position {i}" for i in range(1, facts.k + 1)],
+            "rates": [(p.name, list(p.accept_rates)) for p in facts.profiles],
+        }
 
     entry = registry.FigureSpec("acceptance-again", "acceptance_bars", "site", inputs)
     monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, entry))
     page = project / "site_src" / "pages" / "index.md"
-    page.write_text(page.read_text(encoding="utf-8") + '\n{{ widget("figure", name=site.figure["acceptance-again"]) }}\n',
-                    encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8") + '\n{{ widget("figure", name=site.figure["acceptance-again"]) }}\n',
+        encoding="utf-8",
+    )
     report = B.build(project, tmp_path / "site", cache=warm_cache)
     assert report.drawn == 1
     manifest = json.loads((tmp_path / "site" / "figures" / "manifest.json").read_text())["figures"]

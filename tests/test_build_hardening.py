@@ -1,6 +1,7 @@
 """Every file the build reads is read as it is now (links inside the project followed, links out of it
 refused), a linked output folder keeps its link, and the switch to a new build/ is one atomic step that a
 kill at any point cannot break."""
+
 import os
 import shutil
 import signal
@@ -28,10 +29,13 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def cli_build(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator", "build", *args], cwd=project, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "build", *args], cwd=project, capture_output=True, text=True
+    )
 
 
 # --- every file the build reads is read as it is now, wherever it lies -----------------------------
+
 
 def test_a_dot_asset_is_published_changed_and_removed(project, own_cache_folder):
     cache, out = Cache(own_cache_folder), project / "build"
@@ -63,8 +67,9 @@ def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how,
     edit(site, "profiles: profiles.v1.json", f"profiles: '{named(profiles, site.parent)}'   # the authored data")
     text = site.read_text(encoding="utf-8")
     start, end = text.index("  prose:\n"), text.index("  code:\n")
-    site.write_text(text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:],
-                    encoding="utf-8")
+    site.write_text(
+        text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:], encoding="utf-8"
+    )
     out, folder = tmp_path / "out", own_cache_folder
     B.build(project, out, cache=Cache(folder))
     edit(profiles, '"draft_step": "1/10"', '"draft_step": "1/9"')
@@ -110,8 +115,16 @@ def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(p
     assert (out / "assets" / "linked" / "note.txt").read_text() == "two"
 
 
-@pytest.mark.parametrize("where", ["site_src/assets", "site_src/assets/leak.txt", "site_src/pages/leak.md",
-                                   "site_src/templates/partials", "data/corpus"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "site_src/assets",
+        "site_src/assets/leak.txt",
+        "site_src/pages/leak.md",
+        "site_src/templates/partials",
+        "data/corpus",
+    ],
+)
 def test_a_link_that_leaves_the_project_is_refused_in_one_line(where, project, tmp_path_factory):
     outside = tmp_path_factory.mktemp("outside")  # the project is tmp_path itself
     (outside / "secret.txt").write_text("not for publishing")
@@ -126,7 +139,9 @@ def test_a_link_that_leaves_the_project_is_refused_in_one_line(where, project, t
     done = cli_build(project)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {where}: a symlink to ") and "outside the project" in lines[0]
+    assert (
+        len(lines) == 1 and lines[0].startswith(f"error: {where}: a symlink to ") and "outside the project" in lines[0]
+    )
     assert (project / "build" / "index.html").read_text() == "previous"
 
 
@@ -134,10 +149,13 @@ def test_a_link_that_stays_inside_the_project_builds_negative_control(project):
     (project / "site_src" / "assets" / "again.css").symlink_to("style.css")
     done = cli_build(project)
     assert done.returncode == 0, done.stderr
-    assert (project / "build" / "assets" / "again.css").read_bytes() == (project / "site_src" / "assets" / "style.css").read_bytes()
+    assert (project / "build" / "assets" / "again.css").read_bytes() == (
+        project / "site_src" / "assets" / "style.css"
+    ).read_bytes()
 
 
 # --- a linked output folder -------------------------------------------------------------------------
+
 
 def test_a_linked_output_folder_has_its_target_replaced_and_the_link_kept(project, tmp_path_factory):
     deploy = tmp_path_factory.mktemp("deploy") / "site"
@@ -152,8 +170,9 @@ def test_a_linked_output_folder_has_its_target_replaced_and_the_link_kept(projec
     assert sorted(p.name for p in deploy.parent.iterdir()) == ["site"]
 
 
-def test_a_linked_output_folder_whose_target_cannot_be_made_is_refused_before_building(project, tmp_path_factory,
-                                                                                       own_cache_folder):
+def test_a_linked_output_folder_whose_target_cannot_be_made_is_refused_before_building(
+    project, tmp_path_factory, own_cache_folder
+):
     (project / "build").symlink_to(tmp_path_factory.mktemp("deploy") / "missing" / "site")
     shutil.rmtree(own_cache_folder)  # start cold, so that an empty cache afterwards shows nothing was computed
     own_cache_folder.mkdir()

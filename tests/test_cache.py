@@ -1,5 +1,6 @@
 """The one cache: JSON entries checked on load, a miss for anything wrong with one, never code run, never a
 failed build because it cannot be written, and no temporary file left by a kill."""
+
 import errno
 import os
 import pickle
@@ -70,8 +71,9 @@ class Planted:
         return (Path.write_text, (Path(self.marker), "ran"))
 
 
-@pytest.mark.parametrize("damage", ["pickle", "wrong shape", "truncated", "foreign key", "other schema", "not json",
-                                    "fifo", "deep"])
+@pytest.mark.parametrize(
+    "damage", ["pickle", "wrong shape", "truncated", "foreign key", "other schema", "not json", "fifo", "deep"]
+)
 def test_anything_wrong_with_an_entry_is_a_miss_and_runs_no_code(damage, tmp_path):
     cache = Cache(tmp_path / "cache")
     cache.get_or_compute("kind", "inputs", Counted(VALUE), SHAPE)
@@ -117,9 +119,18 @@ class Pair:
     b: Fraction
 
 
-@pytest.mark.parametrize("value, shape", [({"a": 1}, Pair), ({"a": 1, "b": "1/2", "c": 3}, Pair),
-                                          ({"a": "1", "b": "1/2"}, Pair), ([1, 2], tuple[int, int, int]),
-                                          (True, int), ("1.5", Fraction), ([1, "x"], tuple[int, ...])])
+@pytest.mark.parametrize(
+    "value, shape",
+    [
+        ({"a": 1}, Pair),
+        ({"a": 1, "b": "1/2", "c": 3}, Pair),
+        ({"a": "1", "b": "1/2"}, Pair),
+        ([1, 2], tuple[int, int, int]),
+        (True, int),
+        ("1.5", Fraction),
+        ([1, "x"], tuple[int, ...]),
+    ],
+)
 def test_decode_refuses_what_has_another_shape(value, shape):
     with pytest.raises((TypeError, ValueError)):
         C.decode(value, shape)
@@ -130,10 +141,12 @@ def test_decode_rebuilds_what_has_the_shape():
 
 
 @pytest.mark.parametrize("problem", [errno.EROFS, errno.ENOSPC, errno.EACCES])
-def test_a_cache_that_cannot_be_written_warns_once_and_the_build_succeeds(problem, project, tmp_path, monkeypatch,
-                                                                          capsys, own_cache_folder):
+def test_a_cache_that_cannot_be_written_warns_once_and_the_build_succeeds(
+    problem, project, tmp_path, monkeypatch, capsys, own_cache_folder
+):
     """Read-only, full or forbidden: faked, since these tests may run as root, for whom no folder is read-only.
     Two results are missing from the test's warm cache, so two writes fail and one warning is said."""
+
     def cannot(path, data):
         raise OSError(problem, os.strerror(problem), str(path))
 
@@ -187,7 +200,7 @@ def test_a_named_temporary_file_a_killed_build_left_is_removed_when_the_cache_op
     """Where O_TMPFILE is missing entries are written under a temporary name first; a dead writer's leftovers go."""
     folder = tmp_path / "kind"
     folder.mkdir()
-    dead = folder / f"{C.TMP_PREFIX}{2 ** 22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
+    dead = folder / f"{C.TMP_PREFIX}{2**22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
     mine = folder / f"{C.TMP_PREFIX}{os.getpid()}-abc"
     dead.write_text("half")
     mine.write_text("being written")
@@ -209,8 +222,13 @@ def test_a_build_killed_at_any_moment_leaves_no_temporary_file(sig, project, tmp
     env = {**os.environ, C.ENV_DIR: str(tmp_path / "cache")}
     delays = [0.2, 0.4, 0.6, 0.9, 1.2, 1.6]
     for delay in delays:
-        proc = subprocess.Popen([sys.executable, "-m", "generator", "build", "--clean"], cwd=project, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "generator", "build", "--clean"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.send_signal(sig)
         proc.wait()

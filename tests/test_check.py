@@ -1,4 +1,5 @@
 """`check` against the real build, and against copies of it broken one way at a time."""
+
 import shutil
 import subprocess
 import sys
@@ -69,8 +70,11 @@ def test_check_lists_the_problem_in_a_copy_with(case, copy):
 
 
 def test_check_finds_a_figure_that_a_page_shows_but_the_build_lacks(copy):
-    name = next(p.name for p in (copy / "figures").glob("*.svg") if f"figures/{p.name}" in "".join(
-        h.read_text() for h in copy.glob("*.html")))
+    name = next(
+        p.name
+        for p in (copy / "figures").glob("*.svg")
+        if f"figures/{p.name}" in "".join(h.read_text() for h in copy.glob("*.html"))
+    )
     (copy / "figures" / name).unlink()
     problems = [str(p) for p in check_site(copy)]
     assert any(f"no such file figures/{name}" in p for p in problems)
@@ -97,8 +101,11 @@ def test_check_finds_a_figure_drawn_that_no_page_shows(project, tmp_path):
 
 
 def test_check_allows_plain_links_to_other_sites_and_inline_images(copy, built):
-    insert(copy, '<a href="https://example.org/">a</a> <a href="https://example.org/" target="_blank" rel="noopener">b</a>'
-                 ' <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot"> <a href="mailto:a@example.org">c</a>')
+    insert(
+        copy,
+        '<a href="https://example.org/">a</a> <a href="https://example.org/" target="_blank" rel="noopener">b</a>'
+        ' <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot"> <a href="mailto:a@example.org">c</a>',
+    )
     assert {p.message for p in check_site(copy)} == {p.message for p in check_site(built)}
 
 
@@ -117,7 +124,9 @@ def test_the_check_command_prints_every_problem_and_exits_1(copy):
 
 
 def test_the_check_command_on_a_missing_folder_says_so_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "generator", "check", str(tmp_path / "nope")], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "check", str(tmp_path / "nope")], capture_output=True, text=True
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no such folder" in done.stderr
 
 

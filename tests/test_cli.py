@@ -36,8 +36,15 @@ def test_numbers_works_for_any_valid_file_including_a_free_draft(tmp_path):
         "tokens": ["x", "y", "z"],
         "cost_model": {"draft_step": "0", "verify_step": "1"},
         "target": [["1/7", "2/7", "4/7"], ["1/3", "1/3", "1/3"]],
-        "drafts": [{"id": "one", "name": "One", "description": "k = 1", "distributions": [["1/2", "1/2", "0"]],
-                    "proposals": ["y"]}],
+        "drafts": [
+            {
+                "id": "one",
+                "name": "One",
+                "description": "k = 1",
+                "distributions": [["1/2", "1/2", "0"]],
+                "proposals": ["y"],
+            }
+        ],
     }
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(doc), encoding="utf-8")

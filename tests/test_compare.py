@@ -1,4 +1,5 @@
 """`compare` on two builds that differ in known ways: one figure redrawn, one removed, one added, one page's text."""
+
 import base64
 import json
 import re
@@ -53,7 +54,9 @@ def shown_images(page: str) -> dict[str, list[bytes]]:
     """section id -> the inline images in it, decoded."""
     out = {}
     for m in re.finditer(r'<section id="figure-([^"]+)">(.*?)</section>', page, re.S):
-        out[m.group(1)] = [base64.b64decode(b) for b in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', m.group(2))]
+        out[m.group(1)] = [
+            base64.b64decode(b) for b in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', m.group(2))
+        ]
     return out
 
 
@@ -86,7 +89,10 @@ def test_the_review_is_one_file(builds):
     assert sorted(p.name for p in out.rglob("*")) == ["index.html", "review.json", "summary.md"]
     data = json.loads((out / "review.json").read_text())
     assert {f["name"]: f["status"] for f in data["figures"] if f["status"] != "unchanged"} == {
-        "roofline": "changed", "acceptance": "removed", "brand-new": "added"}
+        "roofline": "changed",
+        "acceptance": "removed",
+        "brand-new": "added",
+    }
     assert data["pages"] == [{"path": "index.html", "status": "changed", "added": 1, "removed": 0}]
 
 
@@ -115,21 +121,30 @@ def test_the_summary_is_markdown_for_the_job_summary(builds):
 
 
 def test_visible_text_skips_scripts_and_styles_and_reads_images_by_their_alt():
-    lines = visible_text("<html><head><title>T</title><style>p{}</style></head><body><script>var x</script>"
-                         "<p>One <b>two</b></p><img src=a.svg alt='A chart'><li>three</li></body></html>")
+    lines = visible_text(
+        "<html><head><title>T</title><style>p{}</style></head><body><script>var x</script>"
+        "<p>One <b>two</b></p><img src=a.svg alt='A chart'><li>three</li></body></html>"
+    )
     assert lines == ["[title: T]", "One two", "[image: A chart]", "three"]
 
 
 def test_the_build_stamp_is_not_a_change_to_review():
     """Two commits' builds always differ in the footer's date and commit; that alone is no page change."""
     page = '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>Version 1, built {} from <code>{}</code>.</p><p>After</p></footer>'
-    assert visible_text(page.format("2026-01-01", "aaaa")) == visible_text(page.format("2026-02-02", "bbbb")) == ["Same text", "After"]
+    assert (
+        visible_text(page.format("2026-01-01", "aaaa"))
+        == visible_text(page.format("2026-02-02", "bbbb"))
+        == ["Same text", "After"]
+    )
 
 
 def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
     base = builds[0]
-    done = subprocess.run([sys.executable, "-m", "generator", "compare", str(base), str(base), "--out", str(tmp_path / "r")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "compare", str(base), str(base), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "0 figures changed, 0 added, 0 removed" in done.stdout and "no page text changed" in done.stdout
     assert "No figure changed." in (tmp_path / "r" / "index.html").read_text()
@@ -137,6 +152,9 @@ def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
 
 def test_compare_refuses_to_overwrite_a_folder_that_is_not_a_review(builds, tmp_path):
     (tmp_path / "keep.txt").write_text("mine")
-    done = subprocess.run([sys.executable, "-m", "generator", "compare", str(builds[0]), str(builds[1]), "--out", str(tmp_path)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "compare", str(builds[0]), str(builds[1]), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "refusing" in done.stderr and (tmp_path / "keep.txt").exists()

@@ -1,4 +1,5 @@
 """What a project is expected to have: a version, a command, a licence, a way to cite it."""
+
 import importlib
 import subprocess
 import sys

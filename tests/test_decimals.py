@@ -1,4 +1,5 @@
 """One rounding rule, half away from zero on the exact value, in Python and in the pages' JavaScript."""
+
 import json
 import os
 import shutil
@@ -13,11 +14,23 @@ from support import ROOT
 NODE = shutil.which("node")
 
 
-@pytest.mark.parametrize("value,digits,text", [
-    (Fraction(13, 8), 2, "1.63"), (Fraction(33, 40), 2, "0.83"), (Fraction(-13, 8), 2, "-1.63"),
-    (Fraction(-33, 40), 2, "-0.83"), (Fraction(5, 2), 0, "3"), (Fraction(-5, 2), 0, "-3"), (Fraction(1, 3), 4, "0.3333"),
-    (Fraction(-1, 1000), 2, "0.00"), (0.125, 2, "0.13"), (2.675, 2, "2.67"), (-0.0, 1, "0.0"), (7, 1, "7.0"),
-])
+@pytest.mark.parametrize(
+    "value,digits,text",
+    [
+        (Fraction(13, 8), 2, "1.63"),
+        (Fraction(33, 40), 2, "0.83"),
+        (Fraction(-13, 8), 2, "-1.63"),
+        (Fraction(-33, 40), 2, "-0.83"),
+        (Fraction(5, 2), 0, "3"),
+        (Fraction(-5, 2), 0, "-3"),
+        (Fraction(1, 3), 4, "0.3333"),
+        (Fraction(-1, 1000), 2, "0.00"),
+        (0.125, 2, "0.13"),
+        (2.675, 2, "2.67"),
+        (-0.0, 1, "0.0"),
+        (7, 1, "7.0"),
+    ],
+)
 def test_fixed_rounds_ties_away_from_zero_on_the_exact_value(value, digits, text):
     assert decimals.fixed(value, digits) == text
 
@@ -55,7 +68,14 @@ def test_node_prints_every_vector_as_python_does(tmp_path):
         pytest.skip("node is not installed, so decimals.js cannot be checked against Python")
     path = tmp_path / "vectors.json"
     path.write_text(json.dumps(decimals.parity_vectors()), encoding="utf-8")
-    run = subprocess.run([NODE, "--test", "tests/js/decimals.test.mjs"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, check=False, env={**os.environ, "DECIMALS_VECTORS": str(path)})
+    run = subprocess.run(
+        [NODE, "--test", "tests/js/decimals.test.mjs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "DECIMALS_VECTORS": str(path)},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "# pass 3" in run.stdout and "# fail 0" in run.stdout, run.stdout

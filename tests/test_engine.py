@@ -144,7 +144,7 @@ def test_a_rejection_drops_every_later_proposal_and_never_replaces_with_the_reje
     for n, f in enumerate(verdicts):
         if f.verdict == REJECTED:
             assert n == len(verdicts) - 1
-            assert all(s == DROPPED for s in f.statuses[n + 1:])
+            assert all(s == DROPPED for s in f.statuses[n + 1 :])
             assert f.replacement != f.proposal
             assert f.residual[f.proposal] == 0
             assert r.frames[-1].kind == "done" and r.bonus is None

@@ -1,4 +1,5 @@
 """The facts every page and figure reads, computed once from the data, and the views templates get."""
+
 import ast
 import dataclasses
 from fractions import Fraction as F
@@ -52,8 +53,9 @@ def test_frame_ids_are_unique_across_every_round(ctx):
 
 def test_the_sampled_rounds_include_a_rejection_decided_by_a_draw(ctx):
     for p in ctx.profiles:
-        assert any(f.verdict == "rejected" and f.u is not None and f.ratio < 1
-                   for r in p.sampled for f in r.frames), p.id
+        assert any(f.verdict == "rejected" and f.u is not None and f.ratio < 1 for r in p.sampled for f in r.frames), (
+            p.id
+        )
 
 
 def test_chips_mark_the_replacement_and_the_dropped_proposals(ctx):
@@ -198,7 +200,7 @@ def _subpackages_imported(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 parts = (*base, *(node.module or "").split(".")) if node.module else base
             else:
                 parts = tuple((node.module or "").split("."))
@@ -209,8 +211,10 @@ def _subpackages_imported(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("layer, forbidden", [("model", {"render", "site", "commands"}), ("render", {"site", "commands"}),
-                                              ("site", {"commands"})])
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [("model", {"render", "site", "commands"}), ("render", {"site", "commands"}), ("site", {"commands"})],
+)
 def test_data_flows_one_way_model_then_render_then_site(layer, forbidden):
     """The model imports nothing from rendering or the site build; rendering nothing from the site build."""
     files = sorted((ROOT / "generator" / layer).rglob("*.py"))
@@ -249,6 +253,9 @@ def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
     """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to figures.py's imports within render/."""
     from generator.site.assemble import DRAWING_CODE
 
-    found = {"figures"} | {name for name in _imports(ROOT / "generator" / "render" / "figures.py")
-                           if (ROOT / "generator" / "render" / f"{name}.py").is_file()}
+    found = {"figures"} | {
+        name
+        for name in _imports(ROOT / "generator" / "render" / "figures.py")
+        if (ROOT / "generator" / "render" / f"{name}.py").is_file()
+    }
     assert sorted(f"{name}.py" for name in found) == sorted(DRAWING_CODE)

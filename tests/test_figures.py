@@ -67,7 +67,7 @@ def speedup_inputs():
     return curves, best
 
 
-POSITIONS = [2 ** e for e in range(10)]
+POSITIONS = [2**e for e in range(10)]
 MEMORY_MS, COMPUTE_MS = 14.0, 0.09
 TIMES = [max(MEMORY_MS, COMPUTE_MS * p) + 0.4 for p in POSITIONS]
 MODEL = "7B parameters in 16-bit, 1 TB/s, 100 TFLOP/s"
@@ -79,13 +79,15 @@ def accept_probabilities(proposals=DIVERGENT_PROPOSALS):
 
 
 def profile():
-    return figures.profile_bars("profile-divergent", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft",
-                                accept_probabilities())
+    return figures.profile_bars(
+        "profile-divergent", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft", accept_probabilities()
+    )
 
 
 def convergence():
     return figures.convergence_histograms(
-        "convergence", TOKENS, LABELS, TARGET, FREQUENCIES, SAMPLES, "Committed tokens against the target")
+        "convergence", TOKENS, LABELS, TARGET, FREQUENCIES, SAMPLES, "Committed tokens against the target"
+    )
 
 
 def error():
@@ -93,10 +95,15 @@ def error():
 
 
 def round_lengths():
-    return figures.round_length_distribution("round-length", [
-        ("aligned", round_length_distribution(ALIGNED_ALPHAS)),
-        ("divergent", round_length_distribution(DIVERGENT_ALPHAS)),
-    ], 5, [expected_tokens(ALIGNED_ALPHAS), expected_tokens(DIVERGENT_ALPHAS)])
+    return figures.round_length_distribution(
+        "round-length",
+        [
+            ("aligned", round_length_distribution(ALIGNED_ALPHAS)),
+            ("divergent", round_length_distribution(DIVERGENT_ALPHAS)),
+        ],
+        5,
+        [expected_tokens(ALIGNED_ALPHAS), expected_tokens(DIVERGENT_ALPHAS)],
+    )
 
 
 def expected_tokens(alphas):
@@ -112,8 +119,9 @@ def roofline():
 
 
 def acceptance():
-    return figures.acceptance_bars("acceptance", ["1", "2", "3", "4", "5"],
-                                   [("aligned", ALIGNED_ALPHAS), ("divergent", DIVERGENT_ALPHAS)])
+    return figures.acceptance_bars(
+        "acceptance", ["1", "2", "3", "4", "5"], [("aligned", ALIGNED_ALPHAS), ("divergent", DIVERGENT_ALPHAS)]
+    )
 
 
 BUILDERS = [profile, convergence, error, round_lengths, speedup, roofline, acceptance]
@@ -171,8 +179,10 @@ def test_every_figure_sits_on_a_rounded_light_card_with_a_transparent_surround(d
 def test_each_figure_salts_its_ids_with_its_own_name():
     """svg.hashsalt is the figure's name: the same drawing under two names gets different hatch and clip ids, the
     same name the same ids (no random salt: the bytes repeat)."""
-    a, b = (figures.acceptance_bars(n, ["1", "2"], [("x", [F(1, 2), F(1)]), ("y", [F(1, 4), F(3, 4)])]).svg
-            for n in ("one", "two"))
+    a, b = (
+        figures.acceptance_bars(n, ["1", "2"], [("x", [F(1, 2), F(1)]), ("y", [F(1, 4), F(3, 4)])]).svg
+        for n in ("one", "two")
+    )
     ids = [set(re.findall(r' id="([hp][0-9a-f]{10})"', svg)) for svg in (a, b)]
     assert ids[0] and ids[1] and not ids[0] & ids[1]
     assert "<dc:date>" not in a
@@ -198,10 +208,12 @@ def test_profile_marks_the_proposal_in_words_not_only_colour(drawn):
 
 
 def test_profile_accepts_proposals_given_as_token_labels():
-    by_label = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, ["the", "cat", "a", "on", "the"], "A divergent draft",
-                                    accept_probabilities())
-    by_index = figures.profile_bars("p", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft",
-                                    accept_probabilities())
+    by_label = figures.profile_bars(
+        "p", TOKENS, TARGET, DIVERGENT, ["the", "cat", "a", "on", "the"], "A divergent draft", accept_probabilities()
+    )
+    by_index = figures.profile_bars(
+        "p", TOKENS, TARGET, DIVERGENT, DIVERGENT_PROPOSALS, "A divergent draft", accept_probabilities()
+    )
     assert by_label == by_index
 
 
@@ -227,8 +239,10 @@ def test_round_length_text_quotes_each_expected_value(drawn):
     fig = drawn["round_lengths"]
     from generator.render.decimals import fixed  # the pages' rounding rule, on the exact value
 
-    expected = [fixed(sum(n * p for n, p in enumerate(round_length_distribution(a), 1)))
-                for a in (ALIGNED_ALPHAS, DIVERGENT_ALPHAS)]
+    expected = [
+        fixed(sum(n * p for n, p in enumerate(round_length_distribution(a), 1)))
+        for a in (ALIGNED_ALPHAS, DIVERGENT_ALPHAS)
+    ]
     for value in expected:
         assert value in fig.alt and value in fig.caption
         assert f"E[N] = {value}" in all_text(fig.svg)
@@ -275,14 +289,22 @@ def test_drawing_the_same_figure_twice_gives_identical_bytes(builder):
 def test_planning_the_figures_imports_no_matplotlib_and_drawing_one_does():
     """The registry names each figure's inputs without the drawing code (a build whose figures are all kept never
     pays for matplotlib); the control draws one figure in the same process, so the check itself can fail."""
-    code = ("import sys; from pathlib import Path; from generator.site.pipeline import load_inputs; "
-            "from generator.model.facts import build_facts; from generator.render.figure_registry import jobs; "
-            "js = jobs(build_facts(*reversed(load_inputs(Path('.'))))); {}"
-            "print('matplotlib' in sys.modules)")
+    code = (
+        "import sys; from pathlib import Path; from generator.site.pipeline import load_inputs; "
+        "from generator.model.facts import build_facts; from generator.render.figure_registry import jobs; "
+        "js = jobs(build_facts(*reversed(load_inputs(Path('.'))))); {}"
+        "print('matplotlib' in sys.modules)"
+    )
     seen = {}
     for then in ("", "from generator.render.figures import draw; draw(js[0]); "):
-        out = subprocess.run([sys.executable, "-c", code.format(then)], cwd=ROOT, capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(then)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=True,
+        )
         seen[then] = out.stdout.strip()
     assert list(seen.values()) == ["False", "True"]
 
@@ -314,10 +336,13 @@ def test_every_figure_is_drawn_for_a_phone_column_with_no_text_below_eleven_px(d
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
 def test_every_figure_asks_for_dejavu_sans_first_and_only_narrower_fallbacks(drawn, builder):
-    families = {re.search(r"font-family: ([^;]+);", t.get("style")).group(1)
-                for t in ET.fromstring(drawn[builder.__name__].svg).iter(f"{SVG}text")}
-    assert families == {"'DejaVu Sans', 'Bitstream Vera Sans', 'Liberation Sans', 'Arimo', 'Arial', 'Helvetica', "
-                        "sans-serif"}
+    families = {
+        re.search(r"font-family: ([^;]+);", t.get("style")).group(1)
+        for t in ET.fromstring(drawn[builder.__name__].svg).iter(f"{SVG}text")
+    }
+    assert families == {
+        "'DejaVu Sans', 'Bitstream Vera Sans', 'Liberation Sans', 'Arimo', 'Arial', 'Helvetica', sans-serif"
+    }
 
 
 def planted(fig, second=(0.12, 0.51)):
@@ -339,6 +364,7 @@ def test_a_text_that_leaves_the_figure_stops_it():
     def draw_on(fig):
         planted(fig, (0.1, 0.2))
         fig.text(0.95, 0.5, "past the edge")  # a figure text: the layout makes no room for it
+
     with pytest.raises(figures.FigureError, match='planted: text "past the edge" leaves the figure'):
         chart.render_svg("planted", draw_on)
 
@@ -364,21 +390,27 @@ def test_draw_returns_both_variants_and_turns_a_collision_into_one_line():
 
     def job(function, **kwargs):
         return SimpleNamespace(name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=function))
+
     rates = [("aligned", ALIGNED_ALPHAS), ("divergent", DIVERGENT_ALPHAS)]
-    name, light, night, alt, caption = figures.draw(job("acceptance_bars", name="acceptance", labels=LABELS[:5],
-                                                        rates=rates))
+    name, light, night, alt, caption = figures.draw(
+        job("acceptance_bars", name="acceptance", labels=LABELS[:5], rates=rates)
+    )
     assert (name, night) == ("acceptance", dark(light)) and alt and caption
     crowded = [f"the position called number {i}" for i in range(1, 6)]  # labels far wider than their slots
     with pytest.raises(figures.FigureError) as caught:
         figures.draw(job("acceptance_bars", name="acceptance", labels=crowded, rates=rates))
     assert re.fullmatch(r'generator/render/figures\.py: acceptance: text "[^"]+" overlaps "[^"]+"', str(caught.value))
-    with pytest.raises(figures.FigureError, match=r"^generator/render/figures\.py: e: error_vs_samples\(\) failed: "
-                       r"ValueError: .*positive"):
+    with pytest.raises(
+        figures.FigureError,
+        match=r"^generator/render/figures\.py: e: error_vs_samples\(\) failed: "
+        r"ValueError: .*positive",
+    ):
         figures.draw(job("error_vs_samples", name="e", series=[("empty", [(100, 0.0)])], title="t"))
 
 
 def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
     from generator.render.palette import CARD, DARK, dark
+
     colour = re.compile(r"#[0-9a-fA-F]{6}\b")
     for fig in drawn.values():
         night = dark(fig.svg)
@@ -389,6 +421,7 @@ def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):
 
 def test_dark_variant_refuses_a_colour_it_has_no_counterpart_for():
     from generator.render.palette import dark
+
     with pytest.raises(ValueError, match="#123456 has no dark counterpart"):
         dark('<svg><path style="fill: #123456"/></svg>')
 
@@ -399,9 +432,10 @@ def test_dark_colours_stand_apart_on_the_dark_card():
     from generator.render.palette import ACCEPTED, CARD, DARK, INK, PALETTE
 
     def luminance(hex_colour):
-        rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
         lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
     card = luminance(DARK[CARD])
     for c in (*PALETTE, INK, ACCEPTED):
         assert (luminance(DARK[c.lower()]) + 0.05) / (card + 0.05) >= 3, c
@@ -427,13 +461,14 @@ def random_error_series(count: int) -> list[tuple[str, list[tuple[int, float]]]]
     sampled at 100, 300, 1000, ... and ending at a ragged count of their own, falling roughly as 1/sqrt(n) with
     seeded noise."""
     import numpy as np
+
     rng = np.random.default_rng(1302)
     out = []
     for i in range(1, count + 1):
         last = int(rng.integers(1_500, 100_001))
         ns = [n for n in (100, 300, 1000, 3000, 10_000, 30_000) if n < last] + [last]
         scale = float(rng.uniform(0.5, 1.0))
-        out.append((f"random {i:02d}", [(n, scale / n ** 0.5 * float(rng.uniform(0.6, 1.5))) for n in ns]))
+        out.append((f"random {i:02d}", [(n, scale / n**0.5 * float(rng.uniform(0.6, 1.5))) for n in ns]))
     return out
 
 
@@ -442,8 +477,9 @@ def test_the_random_profiles_figure_draws_without_collisions_for_every_count_fro
     """monte_carlo.random_profiles from 1 to 20: each count must draw (a collision raises figures.FigureError),
     stay legible and name every profile. Up to MANY share one chart under a legend; more become small multiples."""
     series = random_error_series(count)
-    fig = figures.error_vs_samples("error-vs-samples-random", series,
-                                   "Random profiles: the slowest position of each", slope=-0.47)
+    fig = figures.error_vs_samples(
+        "error-vs-samples-random", series, "Random profiles: the slowest position of each", slope=-0.47
+    )
     legible(fig)
     text = all_text(fig.svg)
     assert all(label in text for label, _ in series)
@@ -456,6 +492,7 @@ def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
     import json
 
     import numpy as np
+
     rng = np.random.default_rng(7)
     v = len(tokens)
 
@@ -467,23 +504,56 @@ def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
 
     def likeliest(r):
         return tokens[max(range(v), key=lambda j: F(r[j]))]
+
     target = [row() for _ in range(k + 1)]
     zero = next(j for j, x in enumerate(target[0]) if F(x) == 0)
     divergent = [row() for _ in range(k)]
     divergent[0] = ["1/2" if j in (zero, (zero + 1) % v) else "0" for j in range(v)]
     data = json.loads((ROOT / "data" / "profiles.v1.json").read_text())
-    data.update(tokens=tokens, target=target, drafts=[
-        {"id": "aligned", "name": "An aligned draft", "description": "Equal to the target.",
-         "distributions": target[:k], "proposals": [likeliest(r) for r in target[:k]]},
-        {"id": "divergent", "name": "A divergent draft", "description": "Opens with a token the target never gives.",
-         "distributions": divergent, "proposals": [tokens[zero]] + [likeliest(r) for r in divergent[1:]]},
-    ])
+    data.update(
+        tokens=tokens,
+        target=target,
+        drafts=[
+            {
+                "id": "aligned",
+                "name": "An aligned draft",
+                "description": "Equal to the target.",
+                "distributions": target[:k],
+                "proposals": [likeliest(r) for r in target[:k]],
+            },
+            {
+                "id": "divergent",
+                "name": "A divergent draft",
+                "description": "Opens with a token the target never gives.",
+                "distributions": divergent,
+                "proposals": [tokens[zero]] + [likeliest(r) for r in divergent[1:]],
+            },
+        ],
+    )
     path.write_text(json.dumps(data))
     return path
 
 
-WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "to", "red", "big", "house", "under", "quietly",
-         "jumped", "over", "lazy", "fox"]
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "dog",
+    "ran",
+    "to",
+    "red",
+    "big",
+    "house",
+    "under",
+    "quietly",
+    "jumped",
+    "over",
+    "lazy",
+    "fox",
+]
 
 
 @pytest.mark.parametrize("k, tokens", [(15, TOKENS), (5, WORDS)], ids=["15-positions", "18-tokens"])
@@ -498,8 +568,9 @@ def test_three_times_the_authored_size_still_gives_legible_figures_without_colli
     from generator.render.figure_registry import jobs
 
     config = load_config(ROOT / "data" / "site.yaml")
-    config = dataclasses.replace(config, monte_carlo=dataclasses.replace(
-        config.monte_carlo, rounds=20_000, identity_pairs=100))
+    config = dataclasses.replace(
+        config, monte_carlo=dataclasses.replace(config.monte_carlo, rounds=20_000, identity_pairs=100)
+    )
     facts = build_facts(load_profiles(stress_profiles(tmp_path / "profiles.json", k, tokens)), config)
     for job in jobs(facts):
         legible(job.draw(**job.kwargs))
@@ -535,7 +606,9 @@ def test_the_exactness_stacks_reach_p_for_every_token_of_the_site_data(facts):
     job = next(j for j in jobs(facts) if j.name == "exactness")
     panels = job.kwargs["panels"]
     assert [(label, position) for label, position, *_ in panels] == [
-        ("A closely aligned draft", 1), ("A divergent draft", facts.lossless_example.position)]
+        ("A closely aligned draft", 1),
+        ("A divergent draft", facts.lossless_example.position),
+    ]
     for _, _, p, _q, kept, topped, _ in panels:
         assert [a + b for a, b in zip(kept, topped)] == list(p)
     assert any([a + b for a, b in zip(kept, topped)] != list(q) for _, _, p, q, kept, topped, _ in panels)
@@ -573,6 +646,7 @@ def test_a_draft_step_edit_changes_the_inputs_of_only_the_figures_that_show_it(t
 
     def changed(a, b):
         return sorted(name for name in a if a[name] != b[name])
+
     before = digests(original)
     assert '"draft_step": "1/10"' in original
     assert changed(before, digests(original.replace('"draft_step": "1/10"', '"draft_step": "1/8"'))) == ["timeline"]
@@ -611,6 +685,7 @@ def test_every_number_a_figure_words_rounds_by_the_pages_rule():
     alt, caption = words.roofline_words(2.5, "a toy", 4, 0.125, [0.125, 0.125, 8.0], [1, 2, 64], 1)
     assert "near 3 positions" in alt and "near 3 positions" in caption and "0.13 ms" in caption
     alt, caption = words.convergence_histograms_words(
-        1, ["position 1"], ["a", "b"], "t", [[0.0625, 0.9375]], [[F(31, 32), F(1, 32)]], [16])
+        1, ["position 1"], ["a", "b"], "t", [[0.0625, 0.9375]], [[F(31, 32), F(1, 32)]], [16]
+    )
     assert "observed 0.063 against target 31/32" in alt  # "%.3f" of 0.0625 said 0.062
     assert "largest gap 0.9063" in alt and "largest gap anywhere is 0.9063" in caption  # 29/32; "%.4f": 0.9062

@@ -4,6 +4,7 @@ Each kind of edit a person makes is applied to a copy of the project built once 
 cache of its own); each test starts from its own copy of that cache. The rebuild must equal, byte for
 byte, a build of the edited copy from an empty cache.
 """
+
 import json
 import os
 import shutil
@@ -33,20 +34,32 @@ def middle_page(root: Path) -> Path:
 
 EDITS = {
     "one page's text": lambda root: middle_page(root).write_text(
-        middle_page(root).read_text(encoding="utf-8") + "\nOne more sentence for the reader.\n", encoding="utf-8"),
+        middle_page(root).read_text(encoding="utf-8") + "\nOne more sentence for the reader.\n", encoding="utf-8"
+    ),
     "a template": lambda root: replace_once(
-        root / "site_src" / "templates" / "page.html", '<footer class="site-footer">', '<footer class="site-footer" data-edited="yes">'),
+        root / "site_src" / "templates" / "page.html",
+        '<footer class="site-footer">',
+        '<footer class="site-footer" data-edited="yes">',
+    ),
     "an asset": lambda root: (root / "site_src" / "assets" / "style.css").write_text(
-        (root / "site_src" / "assets" / "style.css").read_text(encoding="utf-8") + "\n/* edited */\n", encoding="utf-8"),
+        (root / "site_src" / "assets" / "style.css").read_text(encoding="utf-8") + "\n/* edited */\n", encoding="utf-8"
+    ),
     "the draft step": lambda root: replace_once(
-        root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/13"'),
+        root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "1/13"'
+    ),
     "a draft probability": lambda root: replace_once(
-        root / "data" / "profiles.v1.json", '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]', '["2/8", "1/8", "1/8", "0",   "3/8", "1/8"]'),
+        root / "data" / "profiles.v1.json",
+        '["2/8", "1/8", "0",   "0",   "4/8", "1/8"]',
+        '["2/8", "1/8", "1/8", "0",   "3/8", "1/8"]',
+    ),
     "a site setting": lambda root: replace_once(root / "data" / "site.yaml", "peak_tflops: 312", "peak_tflops: 400"),
-    "the rounds' seeds": lambda root: replace_once(
-        root / "data" / "site.yaml", "authored_round: 2020 ", "authored_round: 2021 ") or replace_once(
-        root / "data" / "site.yaml", "sampled_rounds: 7 ", "sampled_rounds: 8 "),
-    "the Monte Carlo seed": lambda root: replace_once(root / "data" / "site.yaml", "convergence: 20230217 ", "convergence: 20230218 "),
+    "the rounds' seeds": lambda root: (
+        replace_once(root / "data" / "site.yaml", "authored_round: 2020 ", "authored_round: 2021 ")
+        or replace_once(root / "data" / "site.yaml", "sampled_rounds: 7 ", "sampled_rounds: 8 ")
+    ),
+    "the Monte Carlo seed": lambda root: replace_once(
+        root / "data" / "site.yaml", "convergence: 20230217 ", "convergence: 20230218 "
+    ),
 }
 
 
@@ -89,6 +102,7 @@ def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(bui
 
     def build():
         return fresh_build(root, tmp_path / "out", warm, ("drawn", "pages"), drawing)
+
     (drawn, pages), loaded = build()
     assert drawn == 0 and pages > 1 and loaded == []
     EDITS["the draft step"](root)
@@ -101,8 +115,9 @@ def figure_inputs(folder: Path) -> dict[str, str]:
     return {name: entry["inputs"]["inputs_sha256"] for name, entry in entries.items()}
 
 
-@pytest.mark.parametrize("edit, draws", [("the draft step", "some"), ("one page's text", "none"),
-                                         ("a draft probability", "some")])
+@pytest.mark.parametrize(
+    "edit, draws", [("the draft step", "some"), ("one page's text", "none"), ("a draft probability", "some")]
+)
 def test_an_edit_redraws_exactly_the_figures_drawn_from_what_it_changed(edit, draws, built, warm, tmp_path):
     """The draft step shows in the speedup figures, not in the distributions' or the Monte Carlo's: those are
     kept. Counted by the build's report against the figures whose inputs the manifest says changed."""
@@ -136,8 +151,13 @@ def test_a_page_that_fails_fails_the_build_in_one_line(broken, built, warm, tmp_
     page.write_text(BROKEN_PAGES[broken](page.read_text(encoding="utf-8")), encoding="utf-8")
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "5/47"')
     env = {**os.environ, ENV_DIR: str(warm)}
-    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
-                          cwd=root, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: site_src/pages/{page.name}: ")
     assert ("no_such_fact" if broken == "template" else "colour") in done.stderr

@@ -6,6 +6,7 @@ a crash of the interpreter. The contract each test checks is the README's: one l
 `error: FILE: PLACE: PROBLEM` that names the file the person wrote, never one of ours, no
 traceback, exit status 2, and the previous build/ left exactly as it was.
 """
+
 import json
 import os
 import subprocess
@@ -50,8 +51,14 @@ HANG_GUARD = 600  # seconds: only so that a build that never answers fails the t
 
 
 def fresh_process(root: Path, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator", *argv], cwd=root, capture_output=True, text=True,
-                          timeout=HANG_GUARD, env={**os.environ, "PYTHONHASHSEED": "0"})
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *argv],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -69,6 +76,7 @@ def save_profiles(root: Path, raw: dict) -> None:
 
 
 # --- item 1: YAML alias bombs -------------------------------------------------------------------
+
 
 def billion_laughs(levels: int = 9) -> str:
     """A flow sequence of nested anchors, each level nine aliases of the one before: 9^9 leaves from ~2.5 KB."""
@@ -100,6 +108,7 @@ def test_an_alias_bomb_in_a_page_front_matter_is_refused_at_once(project):
 
 # --- item 5: every bad input names the user's file and place -------------------------------------
 
+
 def test_a_byte_that_is_not_utf8_in_site_yaml_is_named_by_line_and_column(project, monkeypatch, capsys):
     path = project / "data" / "site.yaml"
     path.write_bytes(path.read_bytes().replace(b"exactly", b"exactl\xff", 1))
@@ -116,7 +125,9 @@ def test_a_control_character_in_yaml_is_named_by_line_and_column(project, monkey
     page = project / "site_src" / "pages" / "limits.md"
     page.write_text(page.read_text(encoding="utf-8").replace("title:", "title: \x07", 1), encoding="utf-8")
     path.write_bytes(path.read_bytes().replace(b"exact\x01y", b"exactly", 1))
-    assert "site_src/pages/limits.md: line 2, column " in refuses(project, monkeypatch, capsys, "site_src/pages/limits.md")
+    assert "site_src/pages/limits.md: line 2, column " in refuses(
+        project, monkeypatch, capsys, "site_src/pages/limits.md"
+    )
 
 
 def test_a_page_that_is_not_text_is_named(project, monkeypatch, capsys):
@@ -127,8 +138,9 @@ def test_a_page_that_is_not_text_is_named(project, monkeypatch, capsys):
 
 def test_a_recursive_macro_in_a_page_is_named_by_page_and_line(project, monkeypatch, capsys):
     page = project / "site_src" / "pages" / "limits.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}\n",
-                    encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}\n", encoding="utf-8"
+    )
     line = refuses(project, monkeypatch, capsys, "site_src/pages/limits.md: line ")
     assert "RecursionError" in line
 
@@ -162,8 +174,11 @@ RANGES = {
     "zero Monte Carlo rounds": ("  rounds: 100000", "  rounds: 0", "monte_carlo.rounds"),
     "zero identity pairs": ("  identity_pairs: 5000", "  identity_pairs: 0", "monte_carlo.identity_pairs"),
     "zero playground rounds": ("  rounds: 20000 ", "  rounds: 0 ", "playground.rounds"),
-    "a bandwidth that is not a number": ("memory_bandwidth_gb_s: 2039", "memory_bandwidth_gb_s: .nan",
-                                         "roofline.memory_bandwidth_gb_s"),
+    "a bandwidth that is not a number": (
+        "memory_bandwidth_gb_s: 2039",
+        "memory_bandwidth_gb_s: .nan",
+        "roofline.memory_bandwidth_gb_s",
+    ),
     "an infinite peak": ("peak_tflops: 312", "peak_tflops: .inf", "roofline.peak_tflops"),
     "a zero parameter count": ("parameters: 7.0e9", "parameters: 0", "roofline.parameters"),
     "a negative byte width": ("bytes_per_parameter: 2", "bytes_per_parameter: -2", "roofline.bytes_per_parameter"),
@@ -190,7 +205,9 @@ def use_a_corpus_file(project: Path, text: str) -> None:
     lines = site.read_text(encoding="utf-8").splitlines(keepends=True)
     start = lines.index("  prose:\n")
     end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("    "))
-    site.write_text("".join(lines[:start] + ["  prose:\n", "    files: corpus/prose.txt\n"] + lines[end:]), encoding="utf-8")
+    site.write_text(
+        "".join(lines[:start] + ["  prose:\n", "    files: corpus/prose.txt\n"] + lines[end:]), encoding="utf-8"
+    )
 
 
 def test_an_empty_corpus_file_is_named(project, monkeypatch, capsys):
@@ -206,6 +223,7 @@ def test_a_short_corpus_file_is_named(project, monkeypatch, capsys):
 
 
 # --- item 7: two pages, one output file -------------------------------------------------------
+
 
 def test_a_page_whose_slug_takes_another_pages_file_is_refused(project, monkeypatch, capsys):
     edit(project / "site_src" / "pages" / "cost.md", "---\n", "---\nslug: index\n")
@@ -253,14 +271,18 @@ def test_raw_html_outside_the_allowlist_is_refused_with_the_page_and_line(case, 
 
 def test_harmless_raw_html_stays_allowed(project, monkeypatch, capsys, tmp_path):
     page = project / "site_src" / "pages" / "limits.md"
-    page.write_text(page.read_text(encoding="utf-8") + '\nPress <kbd>Enter</kbd>, H<sub>2</sub>O, '
-                    '<abbr title="key-value">KV</abbr>.\n', encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\nPress <kbd>Enter</kbd>, H<sub>2</sub>O, "
+        '<abbr title="key-value">KV</abbr>.\n',
+        encoding="utf-8",
+    )
     code, err = cli(project, monkeypatch, capsys, "build", "--out", str(tmp_path / "out"))
     assert code == 0, err
     assert "<kbd>Enter</kbd>" in (tmp_path / "out" / "limits.html").read_text(encoding="utf-8")
 
 
 # --- item 9: lenient parsing --------------------------------------------------------------------
+
 
 def test_a_duplicate_json_key_is_refused(project, monkeypatch, capsys):
     path = project / "data" / "profiles.v1.json"

@@ -3,6 +3,7 @@ module's globals are constants (numbers, strings, tuples, frozensets, read-only 
 classes or modules. A dict, list or set at module level is state one build can leave to the next (serve and
 the tests build many times in one process). functools caches of pure functions (a font file loaded, a
 loader class made) are not counted: their results depend on their arguments alone."""
+
 import collections
 import importlib
 import pkgutil

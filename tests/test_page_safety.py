@@ -1,5 +1,6 @@
 """What a hostile or careless page cannot do: link to code, run code at build time, blame our code for its
 mistakes, or make the build take time that grows faster than the page (issue 25, items 1, 2, 4 and 5)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,17 @@ HOSTILE_LINKS = {
     "leading spaces and controls": " \x01\x02javascript:alert(1)",
     "file:": "file:///etc/passwd",
 }
-SAFE_LINKS = ["index.html", "index.html#top", "#section", "../x/y.html", "https://example.org/a?b=c",
-              "HTTP://example.org/", "mailto:someone@example.org", "//example.org/x", "a/javascript:b"]
+SAFE_LINKS = [
+    "index.html",
+    "index.html#top",
+    "#section",
+    "../x/y.html",
+    "https://example.org/a?b=c",
+    "HTTP://example.org/",
+    "mailto:someone@example.org",
+    "//example.org/x",
+    "a/javascript:b",
+]
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_LINKS))
@@ -42,7 +52,12 @@ def test_relative_http_and_mailto_addresses_pass(url):
 
 
 def test_the_scheme_is_read_as_a_browser_reads_it():
-    assert url_scheme("java&#x09;script:x") == url_scheme("JAVASCRIPT:x") == url_scheme("&#106;avascript:x") == "javascript"
+    assert (
+        url_scheme("java&#x09;script:x")
+        == url_scheme("JAVASCRIPT:x")
+        == url_scheme("&#106;avascript:x")
+        == "javascript"
+    )
     assert url_scheme("index.html") == "" and url_scheme("//example.org") == "//"
 
 
@@ -85,8 +100,13 @@ def test_check_passes_a_plain_link_the_same_rule_allows(site_dir, tmp_path):
 def build_in(project: Path, body: str) -> subprocess.CompletedProcess:
     """`project` with one page whose body is `body`, built in a fresh process."""
     only_page(project, body)
-    return subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
-                          cwd=project, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def one_error_line(result: subprocess.CompletedProcess) -> str:
@@ -118,10 +138,15 @@ def test_the_sandbox_still_lets_a_page_read_its_numbers(project):
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("attack", [
-    "{{ ''.__class__.__mro__ }}", "{{ page.__dict__ }}", "{% set x = [] %}{{ x.append(1) }}",
-    "{{ range(10**9) | list | length }}",
-])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "{{ ''.__class__.__mro__ }}",
+        "{{ page.__dict__ }}",
+        "{% set x = [] %}{{ x.append(1) }}",
+        "{{ range(10**9) | list | length }}",
+    ],
+)
 def test_the_sandbox_refuses_private_attributes_changes_and_huge_ranges(tmp_path, attack):
     (tmp_path / "t").mkdir()
     page = tmp_path / "p.md"
@@ -133,15 +158,20 @@ def test_the_sandbox_refuses_private_attributes_changes_and_huge_ranges(tmp_path
 # --- 4. every page error names the page and its line ---------------------------------------------------------
 
 PAGE_ERRORS = {
-    "a widget placeholder written by hand": ("text\n\n<!--widget-99-->\n", "line 8: a widget placeholder cannot be written"),
+    "a widget placeholder written by hand": (
+        "text\n\n<!--widget-99-->\n",
+        "line 8: a widget placeholder cannot be written",
+    ),
     "a widget placeholder inline": ("text <!--widget-0--> more\n", "line 6: a widget placeholder cannot be written"),
     "a formula nested 2,000 deep": ("text\n\n$" + "\\frac{" * 2000 + "$\n", "line 8: the formula"),
     "a formula nested 51 deep": ("text\n\n$" + "{ " * 51 + "x" + " }" * 51 + "$\n", "nested more than 50 levels deep"),
     "a formula latex2mathml cannot read": ("text\n\n$x^1^2$\n", "line 8: the formula $x^1^2$ cannot be converted"),
     "a formula that recurses without braces": ("$" + "\\sqrt" * 3000 + "x$\n", "line 6: the formula"),
     "a Jinja error": ("text\n\n{{ 1 / 0 }}\n", "line 8: ZeroDivisionError"),
-    "a display formula nested deeply": ("text\n\n$$\n" + "\\left(" * 60 + "x" + "\\right)" * 60 + "\n$$\n",
-                                        "nested more than 50 levels deep"),
+    "a display formula nested deeply": (
+        "text\n\n$$\n" + "\\left(" * 60 + "x" + "\\right)" * 60 + "\n$$\n",
+        "nested more than 50 levels deep",
+    ),
 }
 
 
@@ -164,10 +194,13 @@ def test_a_formula_at_the_depth_limit_converts():
     assert "<math" in html
 
 
-@pytest.mark.parametrize("body, expected", [
-    ("<!--widget-99-->", "line 6: a widget placeholder cannot be written by hand"),
-    ("$" + "\\frac{" * 2000 + "$", "line 6: the formula"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("<!--widget-99-->", "line 6: a widget placeholder cannot be written by hand"),
+        ("$" + "\\frac{" * 2000 + "$", "line 6: the formula"),
+    ],
+)
 def test_the_build_reports_a_page_error_in_one_line_with_exit_status_2(project, body, expected):
     line = one_error_line(build_in(project, body))
     assert line.startswith("error: site_src/pages/index.md: ") and expected in line, line
@@ -187,6 +220,7 @@ def test_a_widget_placeholder_copied_from_a_real_one_cannot_repeat_it(tmp_path):
 
 
 # --- 5. linear time, and a size limit -----------------------------------------------------------------------
+
 
 def unclosed_links(n: int) -> str:
     return "<p>" + '<a href="x" ' * n + "</p>\n"
@@ -299,8 +333,9 @@ def outside(tmp_path_factory):
     return secret
 
 
-@pytest.mark.parametrize("where", ["site_src/pages/index.md", "site_src/templates/partials/colophon.html",
-                                   "data/site.yaml"])
+@pytest.mark.parametrize(
+    "where", ["site_src/pages/index.md", "site_src/templates/partials/colophon.html", "data/site.yaml"]
+)
 def test_a_symlink_out_of_the_project_is_refused_in_one_line(project, outside, where):
     assert build_in(project, "A page.").returncode == 0
     target = project / where
@@ -313,8 +348,13 @@ def test_a_symlink_out_of_the_project_is_refused_in_one_line(project, outside, w
 
 
 def _build_as_is(project: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
-                          cwd=project, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_symlink_that_stays_inside_the_project_is_followed(project):

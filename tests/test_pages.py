@@ -6,6 +6,7 @@ are removed, the only digits left may be structural ones inside formulas, ordere
 and citation years. The second builds the site once and looks for the engine's own numbers,
 formatted by the same filters the pages use, on the pages where they belong.
 """
+
 from __future__ import annotations
 
 import html as htmllib
@@ -26,7 +27,14 @@ from support import ROOT
 PAGES = ROOT / "site_src" / "pages"
 TEMPLATES = ROOT / "site_src" / "templates"
 READING_ORDER = [
-    "index", "wasted-pass", "positions", "draft-and-verify", "lossless", "speedup", "playground", "limits",
+    "index",
+    "wasted-pass",
+    "positions",
+    "draft-and-verify",
+    "lossless",
+    "speedup",
+    "playground",
+    "limits",
 ]
 APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference"]
 
@@ -92,7 +100,7 @@ def hand_typed_numbers(text: str, kind: str = "md") -> list[tuple[int, str]]:
         text = _LONE_ZERO_ONE.sub(" ", text)
     text = _CITATION_YEAR.sub(_blank, text)
     for m in re.finditer(r"[^\s]*\d[^\s]*", text):
-        report(m.start(), text[max(0, m.start() - 30): m.end() + 30])
+        report(m.start(), text[max(0, m.start() - 30) : m.end() + 30])
     return found
 
 
@@ -114,40 +122,47 @@ def test_no_page_or_template_has_a_number_typed_by_hand():
     assert not problems, "numbers typed by hand (take them from the context):\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("planted", [
-    "Expected tokens per round: 3.92.",
-    "The aligned draft runs at 2.62× the speed.",
-    "Its authored round has 8 frames.",
-    "About 75% of proposals are accepted.",
-    "The draft gives it $q = \\frac{3}{8}$.",
-    "The speedup is $2.62$.",
-    "We ran 100,000 rounds.",
-    "---\ntitle: T\ndescription: eight frames, or 8\n---\nbody",
-])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "Expected tokens per round: 3.92.",
+        "The aligned draft runs at 2.62× the speed.",
+        "Its authored round has 8 frames.",
+        "About 75% of proposals are accepted.",
+        "The draft gives it $q = \\frac{3}{8}$.",
+        "The speedup is $2.62$.",
+        "We ran 100,000 rounds.",
+        "---\ntitle: T\ndescription: eight frames, or 8\n---\nbody",
+    ],
+)
 def test_the_checker_catches_a_planted_hand_typed_number(planted):
     assert hand_typed_numbers(planted), planted
 
 
-@pytest.mark.parametrize("legitimate", [
-    "Expected tokens per round: {{ aligned.expected_tokens | fixed(2) }}.",
-    "Runs at {{ aligned.speedup | times }}; {{ x | pct(1) }} of the time.",
-    "Accept with probability $\\min\\left(1, \\frac{p(x)}{q(x)}\\right)$.",
-    "$$ \\mathbb{E}[N] = 1 + \\alpha_1 + \\alpha_1 \\alpha_2 + \\cdots $$",
-    "The error shrinks like $1/\\sqrt{n}$.",
-    "Leviathan, Kalman & Matias (2023) proved it.",
-    "[the paper](https://arxiv.org/abs/2211.17192)",
-    "1. **Draft.** The small model\n2. **Score.** The target",
-    "{% for v in aligned.positions[1:] %}{{ v.position }}{% endfor %}",
-    '{{ widget("figure", name="speedup-vs-k-1-20") }}',
-])
+@pytest.mark.parametrize(
+    "legitimate",
+    [
+        "Expected tokens per round: {{ aligned.expected_tokens | fixed(2) }}.",
+        "Runs at {{ aligned.speedup | times }}; {{ x | pct(1) }} of the time.",
+        "Accept with probability $\\min\\left(1, \\frac{p(x)}{q(x)}\\right)$.",
+        "$$ \\mathbb{E}[N] = 1 + \\alpha_1 + \\alpha_1 \\alpha_2 + \\cdots $$",
+        "The error shrinks like $1/\\sqrt{n}$.",
+        "Leviathan, Kalman & Matias (2023) proved it.",
+        "[the paper](https://arxiv.org/abs/2211.17192)",
+        "1. **Draft.** The small model\n2. **Score.** The target",
+        "{% for v in aligned.positions[1:] %}{{ v.position }}{% endfor %}",
+        '{{ widget("figure", name="speedup-vs-k-1-20") }}',
+    ],
+)
 def test_the_checker_lets_context_values_and_formula_structure_through(legitimate):
     assert hand_typed_numbers(legitimate) == []
 
 
 def test_a_number_planted_in_a_page_file_fails_the_source_check(tmp_path):
     page = tmp_path / "speedup.md"
-    page.write_text((PAGES / "speedup.md").read_text(encoding="utf-8") + "\nIn short: 2.62× faster.\n",
-                    encoding="utf-8")
+    page.write_text(
+        (PAGES / "speedup.md").read_text(encoding="utf-8") + "\nIn short: 2.62× faster.\n", encoding="utf-8"
+    )
     problems = check_sources([page])
     assert len(problems) == 1 and "2.62×" in problems[0]
     assert check_sources([PAGES / "speedup.md"]) == []
@@ -155,8 +170,9 @@ def test_a_number_planted_in_a_page_file_fails_the_source_check(tmp_path):
 
 def test_an_html_template_is_checked_for_text_but_not_for_attributes(tmp_path):
     template = tmp_path / "w.html"
-    template.write_text('<svg viewBox="0 0 640 360"><rect width="12"/></svg>\n<p>{{ p.k }} positions</p>\n',
-                        encoding="utf-8")
+    template.write_text(
+        '<svg viewBox="0 0 640 360"><rect width="12"/></svg>\n<p>{{ p.k }} positions</p>\n', encoding="utf-8"
+    )
     assert check_sources([template]) == []
     template.write_text("<p>Frame 3 of {{ n }}</p>\n", encoding="utf-8")
     assert check_sources([template])
@@ -205,8 +221,9 @@ def engine_numbers():
     out = {}
     for draft in profiles.drafts:
         n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-        r = run_round(profiles.target, draft.distributions, np.random.default_rng(config.seeds.authored_round),
-                      draft.proposals)
+        r = run_round(
+            profiles.target, draft.distributions, np.random.default_rng(config.seeds.authored_round), draft.proposals
+        )
         out[draft.id] = {"numbers": n, "frames": len(r.frames)}
     out["k"] = profiles.k
     out["round_cost"] = analysis.round_cost(profiles.k, profiles.cost_model.draft_step, profiles.cost_model.verify_step)
@@ -217,7 +234,7 @@ def page_text(site: Path, slug: str) -> str:
     """The article's visible text, tags dropped and whitespace collapsed."""
     raw = (site / f"{slug}.html").read_text(encoding="utf-8")
     start = raw.find("<article")
-    article = raw[start: raw.find("</article>", start)] if start >= 0 else raw
+    article = raw[start : raw.find("</article>", start)] if start >= 0 else raw
     article = _HTML_DROP.sub(" ", article)
     return re.sub(r"\s+", " ", htmllib.unescape(_TAG.sub(" ", article)))
 
@@ -283,11 +300,19 @@ def test_the_landing_page_keeps_tokens_per_round_and_speedup_in_separate_columns
     table = next(t for t in tables if "Speedup" in t)
     head = [_TAG.sub("", c).strip() for c in re.findall(r"<th[^>]*>(.*?)</th>", table, flags=re.S)]
     assert head == ["Draft", "Tokens per round", "Speedup"], head
-    rows = [[htmllib.unescape(_TAG.sub("", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], flags=re.S)]
+    rows = [
+        [htmllib.unescape(_TAG.sub("", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], flags=re.S)
+    ]
     config, profiles = load_inputs(ROOT)
-    expected = [[d.name, FILTERS["fixed"](engine_numbers[d.id]["numbers"].expected_tokens),
-                 FILTERS["times"](engine_numbers[d.id]["numbers"].speedup)] for d in profiles.drafts]
+    expected = [
+        [
+            d.name,
+            FILTERS["fixed"](engine_numbers[d.id]["numbers"].expected_tokens),
+            FILTERS["times"](engine_numbers[d.id]["numbers"].speedup),
+        ]
+        for d in profiles.drafts
+    ]
     assert rows == expected
     for sentence in re.split(r"(?<=[.!?])\s", page_text(site, "index")):
         assert not ("×" in sentence and re.search(r"\d tokens", sentence)), sentence
@@ -308,12 +333,15 @@ def test_a_check_is_costed_as_k_plus_one_positions(site, engine_numbers):
     assert "scores K + 1 positions" in page_text(site, "speedup").replace("\u2062", "")
 
 
-@pytest.mark.parametrize("slug, words", [
-    ("lossless", ("Temperature, top-k and top-p", "applied to p and q alike")),  # sampling settings on both
-    ("index", ("rolls back both models' key-value caches",)),                   # the cache after a rejection
-    ("lossless", ("floating-point", "greedy choice can flip")),                 # batched verification
-    ("speedup", ("scores K + 1 positions",)),                                   # the check's size
-])
+@pytest.mark.parametrize(
+    "slug, words",
+    [
+        ("lossless", ("Temperature, top-k and top-p", "applied to p and q alike")),  # sampling settings on both
+        ("index", ("rolls back both models' key-value caches",)),  # the cache after a rejection
+        ("lossless", ("floating-point", "greedy choice can flip")),  # batched verification
+        ("speedup", ("scores K + 1 positions",)),  # the check's size
+    ],
+)
 def test_each_precision_note_stands_where_its_topic_is_raised(site, slug, words):
     """Issue 26.6: the four notes an expert would miss, each on the page that raises its topic."""
     text = page_text(site, slug).replace("\u2062", "").replace("’", "'")
@@ -323,8 +351,9 @@ def test_each_precision_note_stands_where_its_topic_is_raised(site, slug, words)
 
 def test_a_caption_names_several_positions_once(site):
     """Issue 26.7: "at position 1, position 4 and position 5" reads "at positions 1, 4 and 5"."""
-    captions = " ".join(re.findall(r"<figcaption>(.*?)</figcaption>", (site / "speedup.html").read_text(encoding="utf-8"),
-                                   flags=re.S))
+    captions = " ".join(
+        re.findall(r"<figcaption>(.*?)</figcaption>", (site / "speedup.html").read_text(encoding="utf-8"), flags=re.S)
+    )
     assert "positions " in captions
     assert not re.search(r"position \d+(?:, | and )position \d", captions), captions
 
@@ -332,31 +361,40 @@ def test_a_caption_names_several_positions_once(site):
 def test_a_draft_length_that_prints_the_best_speedup_is_named_as_a_tie(site):
     """Issue 26.7, ties stated as ties: where another K prints the same speedup as the best K, the page says so."""
     from support import site_view
+
     ctx = site_view(ROOT)
     text = page_text(site, "speedup").replace("\u2062", "")
-    ties = [(c, k) for c in ctx.speedup_curves if c.cost == ctx.draft_step for k, s in c.points
-            if k != c.best_k and FILTERS["times"](s) == FILTERS["times"](c.best_speedup)]
+    ties = [
+        (c, k)
+        for c in ctx.speedup_curves
+        if c.cost == ctx.draft_step
+        for k, s in c.points
+        if k != c.best_k and FILTERS["times"](s) == FILTERS["times"](c.best_speedup)
+    ]
     assert ties  # the data has one (K = 9 and 10 at alpha = 9/10), so this test can see the sentence
     for curve, k in ties:
         a = curve.alpha
-        assert f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
+        assert (
+            f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
+        )
 
 
 def test_the_toy_datas_tables_are_in_the_appendix_linked_after_its_pictures(site):
     """Issue 26.3 and 27.4: the per-position tables are reference, on their own appendix page, so the toy data
     page shows its pictures and stays small enough for a phone; it links to the tables once, after the pictures."""
     raw = (site / "positions.html").read_text(encoding="utf-8")
-    body = raw[raw.index("<main"):raw.index("</main>")]
+    body = raw[raw.index("<main") : raw.index("</main>")]
     assert "positions-table" not in body
     link = body.index('href="positions-reference.html"')
     assert body.index("figures/profile-") < link
     reference = (site / "positions-reference.html").read_text(encoding="utf-8")
     assert reference.count('<table class="positions-table"') > 10
-    assert 'href="positions.html"' in reference[reference.index("<main"):]
+    assert 'href="positions.html"' in reference[reference.index("<main") :]
 
 
 def test_the_guarantees_page_reports_every_convergence_case(site):
     from support import site_view
+
     ctx = site_view(ROOT)
     text = page_text(site, "guarantees")
     assert FILTERS["thousands"](ctx.identity.random_pairs) in text
@@ -373,7 +411,11 @@ def test_no_template_syntax_or_raw_math_leaks_into_the_output(site):
         text = page_text(site, slug).replace(re.sub(r"\s+", " ", htmllib.unescape(_TAG.sub(" ", code))).strip(), " ")
         assert "{{" not in text and "{%" not in text, slug
         assert "$" not in text, slug
-        assert "<math" in (site / f"{slug}.html").read_text(encoding="utf-8") or slug in ("limits", "playground", "positions-reference"), slug
+        assert "<math" in (site / f"{slug}.html").read_text(encoding="utf-8") or slug in (
+            "limits",
+            "playground",
+            "positions-reference",
+        ), slug
 
 
 def test_every_internal_link_and_anchor_resolves(site):
@@ -399,9 +441,8 @@ def test_every_internal_link_and_anchor_resolves(site):
 
 def test_each_thing_to_notice_links_to_its_frame(site):
     from support import site_view
+
     ctx = site_view(ROOT)
     raw = (site / "draft-and-verify.html").read_text(encoding="utf-8")
     for name, (_, frame) in ctx.notable.items():
         assert f'href="#{frame.id}"' in raw, name
-
-

@@ -4,6 +4,7 @@ The bundle holds rounds for the prose pair, the code pair and a small pair train
 text with characters outside the Basic Multilingual Plane, plus each corpus with the export Python
 trained from it, so node also retrains every pair and must reach the same counts (digest and all).
 """
+
 import json
 import os
 import shutil
@@ -43,7 +44,11 @@ def test_node_replays_the_python_parity_vectors(tmp_path):
         pytest.skip("node is not installed, so playground-core.js cannot be checked against Python")
     vectors = write_bundle(tmp_path / "vectors.json")
     run = subprocess.run(
-        [NODE, "--test", "tests/js/"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [NODE, "--test", "tests/js/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PLAYGROUND_VECTORS": str(vectors)},
     )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -1,6 +1,7 @@
 """What the playground page tells a reader, checked against the numbers behind it (issue 27 item 2, issue 26
 items 5 and 7): one acceptance rate, the closed form at the rate it claims, ties stated with their standard
 errors, greedy code that is code, and the sampling-noise baseline of the distribution check."""
+
 from __future__ import annotations
 
 import html
@@ -34,7 +35,9 @@ def page(site):
 
 @pytest.fixture(scope="module")
 def data(page):
-    return json.loads(re.search(r'<script type="application/json" id="playground-data">(.*?)</script>', page, re.S).group(1))
+    return json.loads(
+        re.search(r'<script type="application/json" id="playground-data">(.*?)</script>', page, re.S).group(1)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +66,9 @@ def test_the_page_defines_the_acceptance_rate_once(page):
 def test_every_rate_on_the_page_is_accepted_over_checked(data):
     for kind in KINDS:
         for row in data["pairs"][kind]["measurements"]["per_k"]:
-            assert row["acceptance"] == pytest.approx(sum(row["accepted_by_position"]) / sum(row["verified_by_position"]))
+            assert row["acceptance"] == pytest.approx(
+                sum(row["accepted_by_position"]) / sum(row["verified_by_position"])
+            )
     pooled = data["comparison"]["acceptance"]
     for kind in KINDS:
         rows = data["pairs"][kind]["measurements"]["per_k"]
@@ -75,7 +80,9 @@ def test_the_closed_form_column_uses_each_row_s_own_rate(page, data):
     cost = data["cost_model"]
     c = Fraction(cost["draft_step"]).limit_denominator(10**6) / Fraction(cost["verify_step"]).limit_denominator(10**6)
     for kind in KINDS:
-        table = re.search(rf'<table class="pg-table pg-measurements" id="playground-{kind}">(.*?)</table>', page, re.S).group(1)
+        table = re.search(
+            rf'<table class="pg-table pg-measurements" id="playground-{kind}">(.*?)</table>', page, re.S
+        ).group(1)
         assert "Closed form at this row's acceptance rate" in text_of(table)
         rows = re.findall(r"<tr[^>]*data-k=\"(\d+)\"[^>]*>(.*?)</tr>", table, re.S)
         assert len(rows) == len(data["pairs"][kind]["measurements"]["per_k"])
@@ -182,12 +189,15 @@ def test_the_noise_baseline_is_the_mean_tvd_of_two_histograms_of_the_target_itse
     row = target.row("And he said to the").tolist()
     rng = np.random.default_rng(5)
     p = np.array(row)
-    sims = np.array([np.abs(rng.multinomial(draws, p) - rng.multinomial(draws, p)).sum() / (2 * draws)
-                     for _ in range(4000)])
+    sims = np.array(
+        [np.abs(rng.multinomial(draws, p) - rng.multinomial(draws, p)).sum() / (2 * draws) for _ in range(4000)]
+    )
     formula = expected_tvd(row, draws)
     assert abs(sims.mean() - formula) < 4 * sims.std() / np.sqrt(len(sims)), (sims.mean(), formula)
     q = np.array(draft.row("And he said to the").tolist())
-    leak = np.mean([np.abs(rng.multinomial(draws, p) - rng.multinomial(draws, q)).sum() / (2 * draws) for _ in range(400)])
+    leak = np.mean(
+        [np.abs(rng.multinomial(draws, p) - rng.multinomial(draws, q)).sum() / (2 * draws) for _ in range(400)]
+    )
     assert leak > formula + 8 * sims.std() / np.sqrt(len(sims))
 
 

@@ -4,6 +4,7 @@ and the strict build.
 One copy of the project is built twice, without and with GENERATOR_SITE_URL; the planted failures
 each edit one page of a fresh copy and run `build` as a user would.
 """
+
 import csv
 import io
 import json
@@ -78,8 +79,9 @@ def sites(tmp_path_factory):
     root = copy_project(tmp_path_factory.mktemp("project"))
     cache = session_cache_copy(tmp_path_factory.mktemp("publish-cache"))
     plain = build_with(root, root / "plain", cache)
-    published = build_with(root, root / "published", cache, GENERATOR_SITE_URL=URL.rstrip("/"),
-                           SOURCE_DATE_EPOCH="1767225600")  # 2026-01-01
+    published = build_with(
+        root, root / "published", cache, GENERATOR_SITE_URL=URL.rstrip("/"), SOURCE_DATE_EPOCH="1767225600"
+    )  # 2026-01-01
     return root, plain, published
 
 
@@ -124,8 +126,13 @@ def test_the_sitemap_lists_every_page_by_its_address(sites):
 
 def test_an_invalid_site_url_is_one_line_naming_the_variable(project):
     env = {**os.environ, SITE_URL_ENV: "example.org/no-scheme"}
-    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
-                          cwd=project, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {SITE_URL_ENV}: must be an absolute http or https address")
     assert done.stderr.count("\n") == 1 and not (project / "out").exists()
@@ -155,20 +162,24 @@ def test_the_social_card_is_a_1200_by_630_png_drawn_the_same_every_time(sites):
     rounds = [("A draft", [("the", "accepted"), ("cat", "rejected"), ("mat", "replacement"), ("on", "dropped")])]
     once = card_module.social_card("T", "tagline", rounds)
     assert once == card_module.social_card("T", "tagline", rounds)
-    assert once != card_module.social_card("T", "tagline", [("A draft", [("the", "accepted")])])  # it does draw the data
+    assert once != card_module.social_card(
+        "T", "tagline", [("A draft", [("the", "accepted")])]
+    )  # it does draw the data
 
 
 def test_a_line_too_long_for_the_card_shrinks_to_fit_instead_of_running_off_the_edge(monkeypatch):
     from PIL import Image
 
-    long = "A tagline that goes on and on, far longer than any card is wide, so that at its usual size it would not fit."
+    long = (
+        "A tagline that goes on and on, far longer than any card is wide, so that at its usual size it would not fit."
+    )
 
     def colours_right_of_the_margin() -> set:
         image = Image.open(io.BytesIO(card_module.social_card("T", long, []))).convert("RGB")
         band = image.crop((card_module.RIGHT + 2, 130, card_module.WIDTH, 175))  # the tagline's band
         return {colour for _, colour in band.getcolors()}
 
-    assert colours_right_of_the_margin() == {(0xfb, 0xfa, 0xf7)}  # the background alone
+    assert colours_right_of_the_margin() == {(0xFB, 0xFA, 0xF7)}  # the background alone
     monkeypatch.setattr(card_module, "fit", lambda text, room: None)
     assert len(colours_right_of_the_margin()) > 1  # the negative control: at its usual size it runs off
 
@@ -198,7 +209,9 @@ def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sit
             linked.add(page)
             hrefs = re.findall(r'href="([^"]+)"', m.group(1))
             assert hrefs == ["numbers.json", "numbers.csv", "data/profiles.v1.json"]
-    sources = {f"{p.stem}.html" for p in (root / "site_src" / "pages").glob("*.md") if "{{" in p.read_text(encoding="utf-8")}
+    sources = {
+        f"{p.stem}.html" for p in (root / "site_src" / "pages").glob("*.md") if "{{" in p.read_text(encoding="utf-8")
+    }
     assert linked == sources and linked  # every page whose numbers come from the build, and only those
     assert (plain / "data" / "profiles.v1.json").read_bytes() == (root / "data" / "profiles.v1.json").read_bytes()
     numbers = json.loads((plain / "numbers.json").read_text(encoding="utf-8"))["profiles"]
@@ -207,7 +220,9 @@ def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sit
     for row, n in zip(rows, numbers):
         assert (row["expected_tokens"], row["speedup"]) == (n["expected_tokens"], n["speedup"])
         assert [row[f"accept_rate_position_{i + 1}"] for i in range(len(n["accept_rates"]))] == n["accept_rates"]
-        assert [row[f"p_round_length_{i + 1}"] for i in range(len(n["round_length_distribution"]))] == n["round_length_distribution"]
+        assert [row[f"p_round_length_{i + 1}"] for i in range(len(n["round_length_distribution"]))] == n[
+            "round_length_distribution"
+        ]
 
 
 def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites):
@@ -215,7 +230,9 @@ def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites)
     manifest = json.loads((plain / "figures" / "manifest.json").read_text(encoding="utf-8"))["figures"]
     seen = 0
     for page in plain.glob("*.html"):
-        for name, body in re.findall(r'<figure class="figure" id="figure-([^"]+)">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S):
+        for name, body in re.findall(
+            r'<figure class="figure" id="figure-([^"]+)">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S
+        ):
             assert f'<a href="figures/{name}.svg"' in body
             assert f"<code>{manifest[name]['inputs']['function']}()</code>" in body
             seen += 1
@@ -226,7 +243,9 @@ def test_the_favicon_is_an_svg_in_the_site_colours(sites):
     _, plain, _ = sites
     assert head(plain / "index.html").links["icon"] == "assets/favicon.svg"
     svg = (plain / "assets" / "favicon.svg").read_text(encoding="utf-8")
-    accent = re.search(r"--accent:\s*(#[0-9a-f]{6})", (plain / "assets" / "style.css").read_text(encoding="utf-8")).group(1)
+    accent = re.search(
+        r"--accent:\s*(#[0-9a-f]{6})", (plain / "assets" / "style.css").read_text(encoding="utf-8")
+    ).group(1)
     assert svg.startswith("<svg") and accent in svg and "prefers-color-scheme: dark" in svg
 
 
@@ -245,7 +264,9 @@ def test_citation_tags_everywhere_and_the_build_date_from_source_date_epoch(site
     assert "citation_publication_date" not in head(plain / "speedup.html").meta
 
 
-def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(project, tmp_path_factory, shared_cache):
+def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(
+    project, tmp_path_factory, shared_cache
+):
     git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org"]
     env = {**os.environ, "GIT_COMMITTER_DATE": "2026-02-03T04:05:06Z", "GIT_AUTHOR_DATE": "2026-02-03T04:05:06Z"}
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -256,9 +277,10 @@ def test_the_footer_names_the_commit_and_two_builds_of_one_commit_are_identical(
     a = build_with(project, project / "a", cache)
     b = build_with(project, project / "b", tmp_path_factory.mktemp("cold-cache"))
     text = (a / "index.html").read_text(encoding="utf-8")
-    assert f"built 2026-02-03 from commit <code title=\"{commit}\">{commit[:12]}</code>" in text
-    assert {p.relative_to(a): p.read_bytes() for p in a.rglob("*") if p.is_file()} == \
-        {p.relative_to(b): p.read_bytes() for p in b.rglob("*") if p.is_file()}
+    assert f'built 2026-02-03 from commit <code title="{commit}">{commit[:12]}</code>' in text
+    assert {p.relative_to(a): p.read_bytes() for p in a.rglob("*") if p.is_file()} == {
+        p.relative_to(b): p.read_bytes() for p in b.rglob("*") if p.is_file()
+    }
 
 
 def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(project, shared_cache):
@@ -288,8 +310,14 @@ def test_without_git_the_build_warns_once_and_the_footer_shows_the_version_alone
     env = {k: v for k, v in os.environ.items() if k not in ("SOURCE_DATE_EPOCH", SITE_URL_ENV)}
     env.update(PATH=str(bin_dir), PYTHONPATH=str(ROOT))
     subprocess.run(["git", "init", "-q", str(project)], check=True)  # a checkout git would have read
-    done = subprocess.run(["python", "-m", "generator", "build", "--out", str(tmp_path / "out")], cwd=project,
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["python", "-m", "generator", "build", "--out", str(tmp_path / "out")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [NO_GIT_WARNING], done.stderr
@@ -301,10 +329,19 @@ def test_without_git_the_build_warns_once_and_the_footer_shows_the_version_alone
 # --- strict build: one planted mistake each ------------------------------------------------------
 
 PLANTED = {
-    "a link to a page that does not exist": ("See [the cost](no-such-page.html).", "broken link 'no-such-page.html': no such file no-such-page.html"),
-    "a link to a missing anchor": ("See [the cost](cost.html#no-such-heading).", "broken link 'cost.html#no-such-heading': cost.html has no element with id 'no-such-heading'"),
+    "a link to a page that does not exist": (
+        "See [the cost](no-such-page.html).",
+        "broken link 'no-such-page.html': no such file no-such-page.html",
+    ),
+    "a link to a missing anchor": (
+        "See [the cost](cost.html#no-such-heading).",
+        "broken link 'cost.html#no-such-heading': cost.html has no element with id 'no-such-heading'",
+    ),
     "an unknown LaTeX macro": (r"The ratio $\foo{x} + 1$ is plain.", r"unknown LaTeX macro \foo in $\foo{x} + 1$"),
-    "an unresolved footnote": ("A claim that needs a source.[^nowhere]", "footnote [^nowhere] has no definition (add a line '[^nowhere]: ...')"),
+    "an unresolved footnote": (
+        "A claim that needs a source.[^nowhere]",
+        "footnote [^nowhere] has no definition (add a line '[^nowhere]: ...')",
+    ),
 }
 
 
@@ -316,8 +353,12 @@ def test_a_planted_mistake_fails_the_build_in_one_line_naming_the_page_and_line(
     lines.append("")
     lines.append(planted)
     page.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
-                          cwd=project, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == f"error: {page.relative_to(project)}: line {len(lines)}: {message}\n"
     assert not (project / "out").exists()
@@ -325,8 +366,10 @@ def test_a_planted_mistake_fails_the_build_in_one_line_naming_the_page_and_line(
 
 def test_footnotes_render_as_linked_notes(project, shared_cache):
     page = project / "site_src" / "pages" / "speedup.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\nA claim with a source.[^src]\n\n[^src]: The source, in a note.\n",
-                    encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\nA claim with a source.[^src]\n\n[^src]: The source, in a note.\n",
+        encoding="utf-8",
+    )
     out = build_with(project, project / "out", shared_cache)
     text = (out / "speedup.html").read_text(encoding="utf-8")
     assert "[^src]" not in text and 'class="footnotes"' in text and "The source, in a note." in text
@@ -354,7 +397,9 @@ def test_version_is_in_the_footer(sites):
 def bibtex_of(site: Path) -> str:
     pages = [p for p in site.glob("*.html") if 'class="bibtex"' in p.read_text(encoding="utf-8")]
     assert len(pages) == 1, pages  # one page, the one with the sources, holds the entry
-    return re.search(r'class="bibtex"[^>]*><pre><code>(.*?)</code></pre>', pages[0].read_text(encoding="utf-8"), re.S).group(1)
+    return re.search(
+        r'class="bibtex"[^>]*><pre><code>(.*?)</code></pre>', pages[0].read_text(encoding="utf-8"), re.S
+    ).group(1)
 
 
 def test_the_sources_page_gives_a_bibtex_entry_that_matches_the_citation_file(sites):
@@ -365,5 +410,7 @@ def test_the_sources_page_gives_a_bibtex_entry_that_matches_the_citation_file(si
     entry = bibtex_of(published)
     assert entry.startswith("@misc{specdec-exactly,\n") and entry.endswith("\n}")
     assert f"title   = {{{cff['title']}}}" in entry and f"{{{{{cff['authors'][0]['name']}}}}}" in entry
-    assert "year    = {2026}" in entry and f"version = {{{cff['version']}}}" in entry and f"url     = {{{URL}}}" in entry
+    assert (
+        "year    = {2026}" in entry and f"version = {{{cff['version']}}}" in entry and f"url     = {{{URL}}}" in entry
+    )
     assert "year" not in bibtex_of(plain) and "url" not in bibtex_of(plain)  # no date, no address: not invented

@@ -1,4 +1,5 @@
 """The reader's edition: a main path within a reading budget, an appendix, and the seed's figures on the path."""
+
 import re
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def site(site_dir):
 
 def main_text(site: Path, slug: str) -> str:
     raw = (site / f"{slug}.html").read_text(encoding="utf-8")
-    body = raw[raw.index("<main"): raw.index("</main>")]
+    body = raw[raw.index("<main") : raw.index("</main>")]
     body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
 
@@ -76,7 +77,7 @@ def test_the_seeds_figures_appear_computed_on_the_main_path(site):
 
 def test_the_first_page_opens_with_the_timeline_before_any_formula(site):
     raw = (site / "index.html").read_text(encoding="utf-8")
-    body = raw[raw.index("<main"):]
+    body = raw[raw.index("<main") :]
     assert "figures/timeline" in body
     assert body.index("figures/timeline") < body.index("<math")
     assert body.index("figures/timeline") < body.index("<p>")
@@ -86,8 +87,8 @@ def test_no_main_path_sentence_speaks_about_the_build_the_cache_or_the_tests(sit
     main_path, _ = reading_order(site)
     for slug in main_path:
         raw = (site / f"{slug}.html").read_text(encoding="utf-8")
-        body = raw[raw.index("<main"): raw.index("</main>")]
-        body = re.sub(r'<(section|div)[^>]*data-widget[^>]*>.*', " ", body, flags=re.S)  # widgets come last
+        body = raw[raw.index("<main") : raw.index("</main>")]
+        body = re.sub(r"<(section|div)[^>]*data-widget[^>]*>.*", " ", body, flags=re.S)  # widgets come last
         text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
         talk = r"\b(?:the build|builds?|(?:the|a) cache|our tests|the tests)\b"
         found = [s for s in re.split(r"(?<=[.!?])\s+", text) if re.search(talk, s, flags=re.I)]

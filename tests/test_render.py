@@ -1,4 +1,5 @@
 """Markdown + Jinja rendering, and how a broken page or template is reported."""
+
 import subprocess
 import sys
 from fractions import Fraction as F
@@ -34,8 +35,11 @@ def test_math_becomes_mathml_at_build_time():
 
 def test_headings_get_anchors_and_feed_the_table_of_contents():
     html, headings = render_markdown(markdown_renderer(), "## First part\n\ntext\n\n### A detail\n\n## Second\n")
-    assert [(h.level, h.id, h.text) for h in headings] == [(2, "first-part", "First part"), (3, "a-detail", "A detail"),
-                                                           (2, "second", "Second")]
+    assert [(h.level, h.id, h.text) for h in headings] == [
+        (2, "first-part", "First part"),
+        (3, "a-detail", "A detail"),
+        (2, "second", "Second"),
+    ]
     assert 'id="first-part"' in html and 'href="#first-part"' in html
 
 
@@ -63,7 +67,11 @@ def test_a_listed_page_must_exist_and_every_page_must_be_listed(tmp_path):
 
 
 BROKEN = {
-    "an undefined attribute": ("{{ site.profiles[0].no_such_number }}", "index.md: line 6: ", "no attribute 'no_such_number'"),
+    "an undefined attribute": (
+        "{{ site.profiles[0].no_such_number }}",
+        "index.md: line 6: ",
+        "no attribute 'no_such_number'",
+    ),
     "a syntax error": ("{{ site.profiles[0].name ", "index.md: line 6: ", "unexpected end of template"),
     "an unknown widget": ('{{ widget("nope") }}', "index.md: line 6: ", "unknown widget 'nope'"),
     "a filter misused": ("{{ site.profiles[0].speedup | frac(3) }}", "index.md: line 6: ", "TypeError"),
@@ -71,8 +79,12 @@ BROKEN = {
 
 
 def build_in(project: Path):
-    return subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
-                          cwd=project, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--out", str(project / "out")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
 
 
 def only_page(project: Path, body: str) -> None:

@@ -7,6 +7,7 @@ review page. Identical builds must say that no figure changed. The comment workf
 that the pull request's job slips into the artifact changes nothing. Posting is checked against a
 fake GitHub API: it updates its own earlier comment, and it refuses a pull request that has moved on.
 """
+
 import importlib.util
 import json
 import os
@@ -54,9 +55,13 @@ def test_a_comment_for_builds_that_differ_in_one_figure(two_builds):
     root, base, head = two_builds
     text = comment(root, base, head, "one")
     assert text.startswith(rc.MARKER + "\n## Figure review\n")
-    assert re.search(r"\*\*1 figure changed\*\*, 0 added, 0 removed, \d+ unchanged; no page's visible text changed\.", text)
+    assert re.search(
+        r"\*\*1 figure changed\*\*, 0 added, 0 removed, \d+ unchanged; no page's visible text changed\.", text
+    )
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert rows == ["| `roofline` | changed | same inputs and code: the environment (fonts, library versions) differs |"]
+    assert rows == [
+        "| `roofline` | changed | same inputs and code: the environment (fonts, library versions) differs |"
+    ]
     assert f"[Open the review page]({URL})" in text and "pixel-difference image" in text
     assert f"Pull request at {HEAD[:12]}, compared with {BASE[:12]}" in text
 
@@ -95,8 +100,20 @@ def test_the_review_runs_the_checked_out_compare_not_code_from_the_build(two_bui
     for name in ("__init__.py", "__main__.py", "commands/__init__.py", "commands/compare.py", "errors.py"):
         (evil / name).write_text("raise SystemExit('the pull request ran code')\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, str(ROOT / ".ci" / "review_comment.py"), "review", str(builds),
-                           "--out", str(tmp_path / "out")], cwd=builds / "head", env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / ".ci" / "review_comment.py"),
+            "review",
+            str(builds),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=builds / "head",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0 and "ran code" not in done.stdout + done.stderr, done.stderr
     assert "1 figures changed" in done.stdout
 
@@ -128,11 +145,18 @@ def test_a_comment_for_identical_builds_says_no_figure_changed(two_builds):
 
 
 def test_untrusted_review_data_cannot_inject_markdown_or_mentions(tmp_path):
-    (tmp_path / "review.json").write_text(json.dumps({"figures": [
-        {"name": "ok", "status": "changed", "why": "@octocat <img src=x> [a](http://e) | x", "notes": []},
-        {"name": "](http://evil)", "status": "changed", "why": ""},
-        {"name": "x", "status": "exploded"},
-    ], "pages": [{"path": "../../etc", "status": "changed", "added": "9; rm", "removed": 1}]}))
+    (tmp_path / "review.json").write_text(
+        json.dumps(
+            {
+                "figures": [
+                    {"name": "ok", "status": "changed", "why": "@octocat <img src=x> [a](http://e) | x", "notes": []},
+                    {"name": "](http://evil)", "status": "changed", "why": ""},
+                    {"name": "x", "status": "exploded"},
+                ],
+                "pages": [{"path": "../../etc", "status": "changed", "added": "9; rm", "removed": 1}],
+            }
+        )
+    )
     text = rc.body(rc.read_review(tmp_path), "javascript:alert(1)", "", "not-a-sha", "")
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows == ["| `ok` | changed | &#64;octocat &lt;img src=x&gt; &#91;a&#93;(http://e) &#124; x |"]
@@ -153,10 +177,13 @@ class FakeGitHub:
 
 
 def test_posting_updates_its_own_comment_and_leaves_others_alone():
-    api = FakeGitHub(HEAD, [
-        {"id": 1, "user": {"login": "someone"}, "body": rc.MARKER + " quoted by a person"},
-        {"id": 2, "user": {"login": rc.BOT}, "body": rc.MARKER + "\nold"},
-    ])
+    api = FakeGitHub(
+        HEAD,
+        [
+            {"id": 1, "user": {"login": "someone"}, "body": rc.MARKER + " quoted by a person"},
+            {"id": 2, "user": {"login": rc.BOT}, "body": rc.MARKER + "\nold"},
+        ],
+    )
     assert rc.post(api, "o/r", 7, HEAD, "new") == "updated comment 2"
     assert api.calls[-1] == ("PATCH", "/repos/o/r/issues/comments/2", {"body": "new"})
 

@@ -1,4 +1,5 @@
 """`serve` in a real process: it serves the site, rebuilds on a source change, and survives a broken one."""
+
 import contextlib
 import io
 import json
@@ -42,8 +43,15 @@ def wait_for(condition, timeout: float = 45.0):
 def running_serve(root, cache, lines: queue.Queue | None = None):
     """`serve --port 0` in its own process group; yields the origin once it is serving."""
     env = {**os.environ, ENV_DIR: str(cache), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "generator", "serve", "--port", "0"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "serve", "--port", "0"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines = lines if lines is not None else queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
@@ -97,6 +105,7 @@ def test_serve_rebuilds_when_a_source_changes_and_keeps_the_last_good_site_when_
 
 
 # --- issue 12, item 8: serve under load and misuse ----------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory, shared_cache):
@@ -190,8 +199,13 @@ def test_serve_on_a_busy_port_says_so_in_one_line_before_building(tmp_path):
     taken.listen()
     port = taken.getsockname()[1]
     try:
-        done = subprocess.run([sys.executable, "-m", "generator", "serve", "--port", str(port)], cwd=root,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "generator", "serve", "--port", str(port)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         taken.close()
     assert done.returncode == 2
@@ -269,7 +283,9 @@ def test_a_client_that_trickles_its_headers_is_closed_at_the_deadline(preview):
     assert prompt.recv(64).startswith(b"HTTP/1.0 200")
 
 
-def test_one_client_has_at_most_max_per_client_connections_waiting_and_a_request_still_gets_through(preview, monkeypatch):
+def test_one_client_has_at_most_max_per_client_connections_waiting_and_a_request_still_gets_through(
+    preview, monkeypatch
+):
     from generator.commands import serve
 
     monkeypatch.setattr(serve, "HEADER_SECONDS", 30.0)  # only the cap closes connections here
@@ -290,7 +306,7 @@ def test_a_normal_request_is_answered_while_50_slow_clients_trickle(loaded):
     try:
         for i in range(3):
             for s in slow:
-                s.sendall(request(port)[i:i + 1])
+                s.sendall(request(port)[i : i + 1])
         for _ in range(5):
             status, body = fetch(origin + "/cost.html")
             assert status == 200 and "</html>" in body

@@ -1,6 +1,7 @@
 """The stepper as the build writes it: the worked rounds in full for reading without the script, every other
 round as compact JSON the script draws from; evidence before the verdict, no heading that gives a verdict
 away, a round a draw decides first, and a page light enough to lay out quickly on a phone."""
+
 import json
 import re
 from fractions import Fraction
@@ -34,7 +35,7 @@ def data(raw):
 def frame_html(raw: str, frame_id: str) -> str:
     start = raw.index(f'id="{frame_id}"')
     end = raw.find('<li class="frame', start + 1)
-    return raw[start: end if end > 0 else len(raw)]
+    return raw[start : end if end > 0 else len(raw)]
 
 
 def text(html: str) -> str:
@@ -70,7 +71,9 @@ def test_only_the_worked_rounds_are_written_out_and_the_json_holds_every_round(v
     static = re.findall(r'<li class="frame[^"]*" id="([^"]+)"', raw)
     assert static == [f.id for p in view.profiles for f in p.authored.frames]
     from_json = [[f["id"] for r in p["rounds"] for f in r["frames"]] for p in data["profiles"]]
-    assert [sorted(ids) for ids in from_json] == [sorted(f.id for r in p.rounds for f in r.frames) for p in view.profiles]
+    assert [sorted(ids) for ids in from_json] == [
+        sorted(f.id for r in p.rounds for f in r.frames) for p in view.profiles
+    ]
 
 
 def test_the_first_round_offered_has_a_verdict_decided_by_a_draw_within_three_frames(view, data):
@@ -109,9 +112,9 @@ def test_a_check_frame_shows_the_evidence_before_its_verdict(view, raw):
         for f in p.authored.frames:
             html = frame_html(raw, f.id)
             if f.kind == "verify":
-                assert html.index('class="pq-table"') < html.index("class=\"evidence\"") < html.index("data-verdict")
+                assert html.index('class="pq-table"') < html.index('class="evidence"') < html.index("data-verdict")
                 assert f'data-verdict="{f.verdict}"' in html
-                verdict = text(html[html.index('<p class="verdict'):])
+                verdict = text(html[html.index('<p class="verdict') :])
                 word = "✓ Accepted:" if f.verdict == "accepted" else "✗ Rejected:"
                 assert verdict.startswith(f"{word} {f.proposal} — "), verdict[:40]
             elif f.kind == "bonus":
@@ -151,7 +154,8 @@ def test_the_rejection_frame_shows_min_p_q_plus_the_top_up_reaching_p(view, raw,
                     html = frame_html(raw, f.id)
                     assert html.count('class="bar-acc"') == html.count('class="bar-res"') == len(f.exact_bars)
                     assert 'data-verdict="replacement"' in html and html.index('data-verdict="rejected"') < html.index(
-                        'class="exact"') < html.index('data-verdict="replacement"')
+                        'class="exact"'
+                    ) < html.index('data-verdict="replacement"')
     for offered in data["profiles"]:
         for at in offered["positions"][:-1]:
             assert all(Fraction(a) + Fraction(b) == Fraction(c) for a, b, c in zip(at["min"], at["top"], at["p"]))
@@ -172,8 +176,9 @@ def test_a_check_decided_by_chance_says_where_u_fell(view, data):
                     chance += 1
                     relation = "below" if f["verdict"] == "accepted" else "not below"
                     assert f["note"] == f"u = {f['u']} is {relation} {frame.accept_probability}."
-                    assert (float(f["u"]) < frame.accept_probability) == (f["verdict"] == "accepted") or \
-                        abs(float(f["u"]) - frame.accept_probability) < 1e-4
+                    assert (float(f["u"]) < frame.accept_probability) == (f["verdict"] == "accepted") or abs(
+                        float(f["u"]) - frame.accept_probability
+                    ) < 1e-4
     assert chance
 
 

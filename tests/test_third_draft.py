@@ -1,5 +1,6 @@
 """Pages loop over the drafts in the data (issue 13 item 3): a third draft added to a copy of the data shows up,
 by name, on every page that shows per-draft content, and every figure drawn for it is shown on some page."""
+
 import json
 import re
 
@@ -20,8 +21,16 @@ THIRD = {
     ],
     "proposals": ["the", "cat", "sat", "on", "a"],
 }
-PER_DRAFT_PAGES = ("index", "positions", "positions-reference", "draft-and-verify", "speedup", "tokens-per-round", "cost",
-                   "guarantees")
+PER_DRAFT_PAGES = (
+    "index",
+    "positions",
+    "positions-reference",
+    "draft-and-verify",
+    "speedup",
+    "tokens-per-round",
+    "cost",
+    "guarantees",
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +70,7 @@ def test_every_figure_drawn_for_the_third_draft_is_shown(site):
 
 def test_tables_grow_a_column_and_the_stepper_a_draft(site):
     details = (site / "tokens-per-round.html").read_text(encoding="utf-8")
-    header = details[details.index("<thead>"): details.index("</thead>")]
+    header = details[details.index("<thead>") : details.index("</thead>")]
     assert len(re.findall(r"<th[ >]", header)) == 1 + 3
     landing = (site / "index.html").read_text(encoding="utf-8")
     table = next(t for t in re.findall(r"<table>.*?</table>", landing, flags=re.S) if "Speedup" in t)

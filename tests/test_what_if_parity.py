@@ -1,4 +1,5 @@
 """The what-if editor's JavaScript against the Python engine: node replays vectors generator/render/whatif.py writes."""
+
 import os
 import shutil
 import subprocess
@@ -21,7 +22,12 @@ def test_node_reproduces_every_exact_number_of_the_python_vectors(tmp_path):
         pytest.skip("node is not installed, so what-if-core.js cannot be checked against Python")
     vectors = whatif.write_parity_vectors(load_profiles(PROFILES), 16, tmp_path / "vectors.json")
     run = subprocess.run(
-        [NODE, "--test", "tests/js/what-if.test.mjs"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        [NODE, "--test", "tests/js/what-if.test.mjs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
         env={**os.environ, "WHATIF_VECTORS": str(vectors)},
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -35,10 +41,21 @@ def test_every_random_vector_is_a_profile_the_data_loader_accepts_with_the_same_
     for case in vectors["cases"]:
         state = case["state"]
         k = state.get("k", len(state["draft"]))
-        doc = {"version": 1, "tokens": state["tokens"], "cost_model": state["cost_model"],
-               "target": state["target"][: k + 1],
-               "drafts": [{"id": "d", "name": "d", "description": "d", "distributions": state["draft"][:k],
-                           "proposals": state["proposals"][:k]}]}
+        doc = {
+            "version": 1,
+            "tokens": state["tokens"],
+            "cost_model": state["cost_model"],
+            "target": state["target"][: k + 1],
+            "drafts": [
+                {
+                    "id": "d",
+                    "name": "d",
+                    "description": "d",
+                    "distributions": state["draft"][:k],
+                    "proposals": state["proposals"][:k],
+                }
+            ],
+        }
         profiles = parse_profiles(doc)
         row = analysis.numbers_table(profiles, 0)[0]
         for key in ("accept_rates", "round_length_distribution", "expected_tokens", "speedup"):
@@ -66,12 +83,15 @@ def test_the_editor_starts_from_the_shipped_profiles_and_a_calculator_on_its_gri
     assert calc["k"] == profiles.k and calc["max_k"] == config.speedup.max_k
 
 
-@pytest.mark.parametrize("setting,problem", [
-    ("steps: [0]", "what_if.steps[0]: a step must be above 0 and at most 1, not 0"),
-    ("steps: [3/2]", "what_if.steps[0]: a step must be above 0 and at most 1, not 3/2"),
-    ("steps: [0.125]", "what_if.steps[0]: must be an exact number such as 1/20, not 0.125"),
-    ("calculator_steps: 0", "what_if.calculator_steps: must be at least 1, not 0"),
-])
+@pytest.mark.parametrize(
+    "setting,problem",
+    [
+        ("steps: [0]", "what_if.steps[0]: a step must be above 0 and at most 1, not 0"),
+        ("steps: [3/2]", "what_if.steps[0]: a step must be above 0 and at most 1, not 3/2"),
+        ("steps: [0.125]", "what_if.steps[0]: must be an exact number such as 1/20, not 0.125"),
+        ("calculator_steps: 0", "what_if.calculator_steps: must be at least 1, not 0"),
+    ],
+)
 def test_the_editors_settings_are_checked_and_named_in_one_line(tmp_path, setting, problem):
     from generator.model.config import ConfigError, load_config
 

@@ -3,6 +3,7 @@
 The site is built from a fixture page that uses every widget, so these checks do not depend on the
 prose pages, which change while the widgets do not.
 """
+
 import json
 import re
 import shutil

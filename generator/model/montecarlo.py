@@ -12,6 +12,7 @@ test plants a wrong one) or else the bonus. `slice_edges` is that law as breakpo
 `RoundSimulator` runs it for fixed rows by table lookup: the same draws and the same breakpoints, so
 for fixed rows both give the same tokens, bit for bit.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -218,16 +219,17 @@ class RoundSimulator:
     has stopped, so that counting a position's tokens among the rounds that reached it needs no mask.
     """
 
-    def __init__(self, target_rows: Sequence[Row], draft_rows: Sequence[Row],
-                 replacement_rule: ReplacementRule = residual_rows):
+    def __init__(
+        self, target_rows: Sequence[Row], draft_rows: Sequence[Row], replacement_rule: ReplacementRule = residual_rows
+    ):
         target, draft = np.array(target_rows, dtype=np.float64), np.array(draft_rows, dtype=np.float64)
         self.k, self.vocab = draft.shape[0], target.shape[1]
         self.dtype = np.uint8 if self.vocab < 126 else np.uint16
         self.dead = 128 if self.dtype == np.uint8 else 1 << 15
         self.reject, self.ambiguous = self.vocab, self.dead - 1
         codes = proposal_codes(self.vocab, self.dtype, self.reject)
-        self.proposal = _Tables(slice_edges(target[:self.k], draft), codes, self.ambiguous)
-        final = row_cdfs(np.vstack([replacement_rule(target[:self.k], draft), target[self.k:]]))
+        self.proposal = _Tables(slice_edges(target[: self.k], draft), codes, self.ambiguous)
+        final = row_cdfs(np.vstack([replacement_rule(target[: self.k], draft), target[self.k :]]))
         self.final = _Tables(final, token_codes(self.vocab, self.dtype), self.ambiguous)
 
     def run(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
@@ -235,7 +237,7 @@ class RoundSimulator:
         u = uniforms(rng, self.k, rounds)
         out = np.empty((self.k + 1, rounds), dtype=self.dtype)
         for start in range(0, rounds, CHUNK):  # a chunk's working arrays are small enough to be reused, not remapped
-            self._run(u[:, start:start + CHUNK], out[:, start:start + CHUNK])
+            self._run(u[:, start : start + CHUNK], out[:, start : start + CHUNK])
         return out
 
     def _run(self, u: np.ndarray, out: np.ndarray) -> None:

@@ -5,6 +5,7 @@ or a string. Every problem is reported as one DataError line that names the file
 the problem sits (draft id, position, field) and what is wrong, because the person reading it
 is editing that file by hand.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,9 @@ from .readers import load_json, load_yaml, read_text, shown
 
 Row = tuple[Fraction, ...]
 
-_FRACTION = re.compile(r"^ *(-?[0-9]{1,40}) *(?:/ *([0-9]{1,40}) *)?$", re.ASCII)  # ASCII digits only: "１/８" is not 1/8
+_FRACTION = re.compile(
+    r"^ *(-?[0-9]{1,40}) *(?:/ *([0-9]{1,40}) *)?$", re.ASCII
+)  # ASCII digits only: "１/８" is not 1/8
 _DRAFT_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.ASCII)
 _INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"})  # control, format (zero-width), unassigned, private
 _TOP_KEYS = frozenset({"version", "tokens", "cost_model", "target", "drafts"})
@@ -73,10 +76,10 @@ def parse_fraction(value: object) -> Fraction:
     if isinstance(value, int):
         return Fraction(value)
     if not isinstance(value, str):
-        raise ValueError(f"{shown(value)} is not an exact fraction; write it as a string such as \"3/8\"")
+        raise ValueError(f'{shown(value)} is not an exact fraction; write it as a string such as "3/8"')
     m = _FRACTION.match(value)
     if not m:
-        raise ValueError(f"{shown(value)} is not an exact fraction such as \"3/8\" (ASCII digits, at most 40 each)")
+        raise ValueError(f'{shown(value)} is not an exact fraction such as "3/8" (ASCII digits, at most 40 each)')
     num, den = int(m.group(1)), int(m.group(2) or 1)
     if den == 0:
         raise ValueError(f"{shown(value)} divides by zero")
@@ -122,8 +125,11 @@ def _parse_tokens(tokens: object, fail) -> tuple[str, ...]:
     for i, t in enumerate(tokens):
         hidden = sorted({f"U+{ord(c):04X}" for c in t if unicodedata.category(c) in _INVISIBLE})
         if hidden:
-            raise fail(f"tokens[{i}]", f"{shown(t)} holds invisible characters ({', '.join(hidden)}); "
-                                       "a reader could not tell it from another label")
+            raise fail(
+                f"tokens[{i}]",
+                f"{shown(t)} holds invisible characters ({', '.join(hidden)}); "
+                "a reader could not tell it from another label",
+            )
         seen_as = _visible(t)
         if not seen_as:
             raise fail(f"tokens[{i}]", f"{shown(t)} shows nothing a reader could see")
@@ -207,20 +213,26 @@ def _parse_draft(d: object, n: int, tokens: tuple[str, ...], k: int, fail) -> Dr
         if not isinstance(d[key], str) or not d[key].strip():
             raise fail(f"{label}, field {key}", "must be a non-empty string")
     if not _DRAFT_ID.match(d["id"]):
-        raise fail(f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)")
+        raise fail(
+            f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)"
+        )
     dists, props = d["distributions"], d["proposals"]
     if not isinstance(dists, list):
         raise fail(f"{label}, field distributions", "must be a list of rows")
     if not isinstance(props, list):
         raise fail(f"{label}, field proposals", "must be a list of token labels")
     if len(dists) != len(props):
-        raise fail(label, f"{len(dists)} distributions but {len(props)} proposals; "
-                          "there must be one of each per position")
+        raise fail(
+            label, f"{len(dists)} distributions but {len(props)} proposals; there must be one of each per position"
+        )
     if len(dists) != k:
-        raise fail(f"{label}, field distributions",
-                   f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)")
-    rows = tuple(_parse_row(r, f"{label}, position {i + 1}, field distributions", tokens, fail)
-                 for i, r in enumerate(dists))
+        raise fail(
+            f"{label}, field distributions",
+            f"has {len(dists)} positions but the target has {k} positions plus the bonus ({k + 1} rows)",
+        )
+    rows = tuple(
+        _parse_row(r, f"{label}, position {i + 1}, field distributions", tokens, fail) for i, r in enumerate(dists)
+    )
     index = {t: i for i, t in enumerate(tokens)}
     proposals = []
     for i, tok in enumerate(props):
@@ -228,7 +240,9 @@ def _parse_draft(d: object, n: int, tokens: tuple[str, ...], k: int, fail) -> Dr
         if tok not in index:
             raise fail(where, f"{shown(tok)} is not one of the tokens {shown(', '.join(tokens), 200)}")
         if rows[i][index[tok]] == 0:
-            raise fail(where, f"the draft gives its own proposal {shown(tok)} probability 0, so it could never propose it")
+            raise fail(
+                where, f"the draft gives its own proposal {shown(tok)} probability 0, so it could never propose it"
+            )
         proposals.append(index[tok])
     return Draft(d["id"], d["name"], d["description"], rows, tuple(proposals))
 

@@ -6,6 +6,7 @@ of our files needs. JSON likewise refuses duplicate keys, NaN and Infinity, and 
 Python's recursive decoder could overflow. A value quoted in a message is cut short, so a message
 never grows with the input. A file that is a symlink leading out of the project is not read.
 """
+
 from __future__ import annotations
 
 import json
@@ -142,8 +143,10 @@ class _StrictLoader(yaml.SafeLoader):
         try:
             if self.check_event(AliasEvent):
                 event = self.peek_event()
-                raise self.fail(event.start_mark, f"a YAML alias (*{str(event.anchor)[:SHOWN]}) is not allowed "
-                                                  "here; write the value out in full")
+                raise self.fail(
+                    event.start_mark,
+                    f"a YAML alias (*{str(event.anchor)[:SHOWN]}) is not allowed here; write the value out in full",
+                )
             if len([p for p in self.path if p]) > MAX_DEPTH:
                 raise self.fail(self.peek_event().start_mark, f"nested more than {MAX_DEPTH} levels deep")
             return super().compose_node(parent, index)
@@ -199,7 +202,7 @@ def load_yaml(text: str, source: str, first_line: int = 1, error: type[UserError
 
 
 def _position(text: str | bytes, index: int) -> str:
-    """"line L, column C" of `index` in a text, or in the bytes of a file (columns then count bytes)."""
+    """ "line L, column C" of `index` in a text, or in the bytes of a file (columns then count bytes)."""
     newline = "\n" if isinstance(text, str) else b"\n"
     line = text.count(newline, 0, index) + 1
     return f"line {line}, column {index - (text.rfind(newline, 0, index) + 1) + 1}"
@@ -242,8 +245,9 @@ class _StrictDecoder(json.JSONDecoder):
         seen = set()
         for key, _ in pairs:
             if key in seen:
-                raise InputError(f"{self.source}: {_position(self.text, start)}: the object here has the key "
-                                 f"{shown(key)} twice")
+                raise InputError(
+                    f"{self.source}: {_position(self.text, start)}: the object here has the key {shown(key)} twice"
+                )
             seen.add(key)
         return dict(pairs), end
 

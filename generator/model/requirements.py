@@ -4,6 +4,7 @@
 later in the build on something the file decides. Each problem is one DataError line naming the
 profiles file and what in it to change.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -16,13 +17,17 @@ from .profiles import DataError, Profiles
 
 # The four things the pages show on an authored round, each found by one rule about a verify frame.
 # The facts layer finds them with these same rules, so the check and the pages cannot drift apart.
-AUTHORED_FACTS: MappingProxyType[str, tuple[Callable[[Frame], bool], str]] = MappingProxyType({
-    "outright": (lambda f: f.ratio is not None and f.ratio >= 1,
-                 "a proposal the target likes at least as much as the draft (accepted outright)"),
-    "target_zero": (lambda f: f.p_target == 0, "a proposal the target gives probability 0"),
-    "drops_later": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
-    "replacement": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
-})
+AUTHORED_FACTS: MappingProxyType[str, tuple[Callable[[Frame], bool], str]] = MappingProxyType(
+    {
+        "outright": (
+            lambda f: f.ratio is not None and f.ratio >= 1,
+            "a proposal the target likes at least as much as the draft (accepted outright)",
+        ),
+        "target_zero": (lambda f: f.p_target == 0, "a proposal the target gives probability 0"),
+        "drops_later": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
+        "replacement": (lambda f: f.verdict == REJECTED, "a rejected proposal"),
+    }
+)
 
 
 def authored_facts(frames_by_draft) -> dict[str, tuple]:
@@ -38,8 +43,9 @@ def authored_facts(frames_by_draft) -> dict[str, tuple]:
 
 def authored_rounds(profiles: Profiles, seed: int) -> tuple[Round, ...]:
     """Each draft's authored round: its own proposals, and the draws from a Generator seeded with `seed`."""
-    return tuple(run_round(profiles.target, d.distributions, np.random.default_rng(seed), d.proposals)
-                 for d in profiles.drafts)
+    return tuple(
+        run_round(profiles.target, d.distributions, np.random.default_rng(seed), d.proposals) for d in profiles.drafts
+    )
 
 
 def check_profiles(profiles: Profiles, authored_seed: int) -> None:

@@ -5,6 +5,7 @@ draft, exports them for the page, rebuilds them from that export (so the numbers
 the widget come from exactly what the widget runs), and measures speculative sampling on
 held-out text of that kind.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,22 +55,33 @@ def load_pair(pair: dict) -> tuple[Model, Model]:
 
 
 def held_out_bits(target: Model, draft: Model, corpus: Corpus) -> dict:
-    return {"chars": len(corpus.held_out), "target": target.bits_per_char(corpus.held_out),
-            "draft": draft.bits_per_char(corpus.held_out)}
+    return {
+        "chars": len(corpus.held_out),
+        "target": target.bits_per_char(corpus.held_out),
+        "draft": draft.bits_per_char(corpus.held_out),
+    }
 
 
 def measurement_contexts(text: str, vocab: str, width: int, rounds: int, rng: np.random.Generator) -> np.ndarray:
     """The width characters before each of `rounds` random held-out positions, as round prompts."""
     codes = encode(text, vocab)
     ends = rng.integers(width, len(codes), size=rounds)
-    return np.stack([codes[e - width:e] for e in ends])
+    return np.stack([codes[e - width : e] for e in ends])
 
 
-def simulate(target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float,
-             rng: np.random.Generator, replacement_rule=None):
+def simulate(
+    target: Model,
+    draft: Model,
+    contexts: np.ndarray,
+    k: int,
+    temperature: float,
+    rng: np.random.Generator,
+    replacement_rule=None,
+):
     """Rounds from each context row through the site's one vectorised simulator (montecarlo.simulate_batch)."""
-    return simulate_tempered(tempered(target, temperature), tempered(draft, temperature), contexts, k, rng,
-                             replacement_rule)
+    return simulate_tempered(
+        tempered(target, temperature), tempered(draft, temperature), contexts, k, rng, replacement_rule
+    )
 
 
 def tempered(model: Model, temperature: float) -> Model:
@@ -77,8 +89,15 @@ def tempered(model: Model, temperature: float) -> Model:
     return model.with_rows(lambda rows: temper_rows(rows, temperature))
 
 
-def simulate_tempered(target: Model, draft: Model, contexts: np.ndarray, k: int, rng: np.random.Generator,
-                      replacement_rule=None, memo: dict | None = None):
+def simulate_tempered(
+    target: Model,
+    draft: Model,
+    contexts: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    replacement_rule=None,
+    memo: dict | None = None,
+):
     """simulate for models already tempered. Calls with the same models and contexts may share a memo: the
     draft's CDFs, and the rows at the first position, where every round starts from its context alone."""
     memo = {} if memo is None else memo
@@ -121,8 +140,16 @@ class TableRows:
         return rows if dtype is None else rows.astype(dtype)
 
 
-def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
-            draft_step: float, verify_step: float, max_k: int = MAX_K) -> dict:
+def measure(
+    target: Model,
+    draft: Model,
+    corpus: Corpus,
+    seed: int,
+    rounds: int,
+    draft_step: float,
+    verify_step: float,
+    max_k: int = MAX_K,
+) -> dict:
     """Acceptance, characters per round and speedup for K = 1..max_k, each K from fresh rounds, at temperature 1
     (rows renormalised as the page renormalises them)."""
     width = max(target.order, draft.order) - 1
@@ -136,17 +163,19 @@ def measure(target: Model, draft: Model, corpus: Corpus, seed: int, rounds: int,
         batch = simulate_tempered(target, draft, contexts, k, np.random.default_rng([seed, kind_index, k]), memo=memo)
         verified = batch.reached[:k].sum(axis=1)
         kept = batch.accepted.sum(axis=1)
-        per_k.append({
-            "k": k,
-            "rounds": int(batch.committed.size),
-            "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
-            "verified_by_position": [int(v) for v in verified],
-            "accepted_by_position": [int(a) for a in kept],
-            "acceptance": float(kept.sum() / verified.sum()),  # the acceptance rate: accepted / checked
-            "chars_per_round": float(batch.committed.mean()),
-            # the standard error of that mean: rounds are independent draws (fresh contexts, fresh uniforms)
-            "chars_per_round_se": float(batch.committed.std(ddof=1) / np.sqrt(batch.committed.size)),
-        })
+        per_k.append(
+            {
+                "k": k,
+                "rounds": int(batch.committed.size),
+                "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
+                "verified_by_position": [int(v) for v in verified],
+                "accepted_by_position": [int(a) for a in kept],
+                "acceptance": float(kept.sum() / verified.sum()),  # the acceptance rate: accepted / checked
+                "chars_per_round": float(batch.committed.mean()),
+                # the standard error of that mean: rounds are independent draws (fresh contexts, fresh uniforms)
+                "chars_per_round_se": float(batch.committed.std(ddof=1) / np.sqrt(batch.committed.size)),
+            }
+        )
     return price({"per_k": per_k}, draft_step, verify_step)
 
 
@@ -159,15 +188,29 @@ def price(measured: dict, draft_step: float, verify_step: float) -> dict:
     per_k = []
     for row in measured["per_k"]:
         cost = row["k"] * draft_step + verify_step
-        per_k.append({**row, "round_cost": cost, "speedup": row["chars_per_round"] / cost,
-                      "speedup_se": row["chars_per_round_se"] / cost})
+        per_k.append(
+            {
+                **row,
+                "round_cost": cost,
+                "speedup": row["chars_per_round"] / cost,
+                "speedup_se": row["chars_per_round_se"] / cost,
+            }
+        )
     best = max(per_k, key=lambda m: m["speedup"])
     # tied with the best (itself included): within TIE_ERRORS standard errors of the difference, which is
     # sqrt(se_a^2 + se_b^2) as each K runs its own rounds
-    tied = [row["k"] for row in per_k
-            if best["speedup"] - row["speedup"] < TIE_ERRORS * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5]
-    return {"per_k": per_k, "best_k": best["k"], "best_speedup": best["speedup"],
-            "best_speedup_se": best["speedup_se"], "tied_ks": tied}
+    tied = [
+        row["k"]
+        for row in per_k
+        if best["speedup"] - row["speedup"] < TIE_ERRORS * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5
+    ]
+    return {
+        "per_k": per_k,
+        "best_k": best["k"],
+        "best_speedup": best["speedup"],
+        "best_speedup_se": best["speedup_se"],
+        "tied_ks": tied,
+    }
 
 
 def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  # K = 1 .. as many as measured
@@ -205,7 +248,16 @@ def row_rate(row: dict) -> Fraction:
     return Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
 
 
-OPENING_KEYWORDS = ("return", "if", "for", "while", "elif", "raise", "assert", "yield")  # each followed by an expression
+OPENING_KEYWORDS = (
+    "return",
+    "if",
+    "for",
+    "while",
+    "elif",
+    "raise",
+    "assert",
+    "yield",
+)  # each followed by an expression
 
 
 def example_prompts(corpus: Corpus) -> list[str]:
@@ -223,12 +275,13 @@ def example_prompts(corpus: Corpus) -> list[str]:
         code_before = before.strip() and before.strip()[0] not in "\"'#"  # not a docstring or a comment
         if word in OPENING_KEYWORDS and line.lstrip() != word and code_before and word not in used:
             used.add(word)
-            prompts.append(before + "\n" + line[:len(line) - len(line.lstrip()) + len(word) + 1])
+            prompts.append(before + "\n" + line[: len(line) - len(line.lstrip()) + len(word) + 1])
     return prompts[:3]
 
 
-def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int, draft_step, verify_step,
-               max_k: int) -> dict:
+def build_kind(
+    kind: str, text: str, orders: Orders, seed: int, rounds: int, draft_step, verify_step, max_k: int
+) -> dict:
     """One kind's pair, trained and measured: its part of build_playground, which the site build runs for each
     kind in its own worker process (each kind's rounds draw from their own seeded generators)."""
     if rounds < 1:
@@ -254,13 +307,22 @@ def build_kind(kind: str, text: str, orders: Orders, seed: int, rounds: int, dra
     }
 
 
-def build_playground(texts: dict[str, str], orders: dict[str, Orders], seed: int, rounds: int = 2000,
-                     draft_step=0.1, verify_step=1.0, max_k: int = MAX_K) -> dict:
+def build_playground(
+    texts: dict[str, str],
+    orders: dict[str, Orders],
+    seed: int,
+    rounds: int = 2000,
+    draft_step=0.1,
+    verify_step=1.0,
+    max_k: int = MAX_K,
+) -> dict:
     """Everything the page and its static tables need, as plain JSON-ready data: each kind's build_kind, assembled.
     texts maps "prose" and "code" to their corpus text; draft_step and verify_step are the cost model (floats,
     Fractions or "1/10" strings)."""
-    pairs = {kind: build_kind(kind, texts[kind], orders[kind], seed, rounds, draft_step, verify_step, max_k)
-             for kind in KINDS}
+    pairs = {
+        kind: build_kind(kind, texts[kind], orders[kind], seed, rounds, draft_step, verify_step, max_k)
+        for kind in KINDS
+    }
     return assemble(pairs, seed, max_k, draft_step, verify_step)
 
 
@@ -321,15 +383,25 @@ def compare_kinds(measurements: dict) -> dict:
     shown = {kind: rounded(rate * 100, 1) for kind, rate in pooled.items()}  # tenths of a percent
     gap = (shown[higher] - shown[lower]) / 1000
     rounds = sum(row["rounds"] for row in next(iter(measurements.values()))["per_k"])
-    return {"acceptance": pooled, "higher": higher, "lower": lower, "gap": gap, "higher_at_every_k": every_k,
-            "rounds": rounds}
+    return {
+        "acceptance": pooled,
+        "higher": higher,
+        "lower": lower,
+        "gap": gap,
+        "higher_at_every_k": every_k,
+        "rounds": rounds,
+    }
 
 
 def page_data(data: dict) -> dict:
     """What the page's inline JSON carries: no models (they load from their own files), no corpora, no files."""
     data = {k: v for k, v in data.items() if k not in ("corpora", "licences", "files")}
-    return {**data, "pairs": {k: {n: v for n, v in p.items() if n not in ("models", "models_json")}
-                              for k, p in data["pairs"].items()}}
+    return {
+        **data,
+        "pairs": {
+            k: {n: v for n, v in p.items() if n not in ("models", "models_json")} for k, p in data["pairs"].items()
+        },
+    }
 
 
 def models_script(data: dict, kind: str) -> str:
@@ -347,10 +419,12 @@ def corpus_script(text: str, kind: str) -> str:
 
 PARITY_TEMPERATURES = (1.0, 0.0, 0.7, 1.6)
 PARITY_KS = (1, 3, 5, 8)
-PARITY_CONTEXTS = MappingProxyType({
-    PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
-    CODE: ["    def __init__(self", "for i in range(", "", "qz"],
-})
+PARITY_CONTEXTS = MappingProxyType(
+    {
+        PROSE: ["And he said to them, ", "In the beginning ", "", "qz"],
+        CODE: ["    def __init__(self", "for i in range(", "", "qz"],
+    }
+)
 
 
 def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
@@ -365,14 +439,25 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
             cases.append({"context": context, "k": k, "temperature": temperature, **asdict(result)})
     draws = rng.random(50).tolist()
     row = target.row(contexts[0]).tolist()
-    noise = [{"row": apply_temperature(row, t), "draws": n, "expected": expected_tvd(apply_temperature(row, t), n)}
-             for t in (1.0, 0.7) for n in (100, 3000, 20000)]
+    noise = [
+        {"row": apply_temperature(row, t), "draws": n, "expected": expected_tvd(apply_temperature(row, t), n)}
+        for t in (1.0, 0.7)
+        for n in (100, 3000, 20000)
+    ]
     greedy = []
     for context in contexts:
         for k in (1, 4):
             text, rounds, looped = greedy_run(target, draft, context, k, 120)
-            greedy.append({"context": context, "k": k, "text": text, "rounds": rounds, "looped": looped,
-                           "loop_start": greedy_loop_start(context + text, len(context), target.order - 1)})
+            greedy.append(
+                {
+                    "context": context,
+                    "k": k,
+                    "text": text,
+                    "rounds": rounds,
+                    "looped": looped,
+                    "loop_start": greedy_loop_start(context + text, len(context), target.order - 1),
+                }
+            )
     return {
         "noise_checks": noise,
         "greedy_runs": greedy,
@@ -384,14 +469,14 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
     }
 
 
-ASTRAL_WORDS = ("the", "cat", "\U0001F600", "sat", "on", "\U0001D52Ana", "caf\u00e9", "\u4e2d", "dog", "ran.")
+ASTRAL_WORDS = ("the", "cat", "\U0001f600", "sat", "on", "\U0001d52ana", "caf\u00e9", "\u4e2d", "dog", "ran.")
 
 
 def astral_text(seed: int, words: int = 4000) -> str:
     """A made-up text with characters outside the Basic Multilingual Plane, for the code-point parity test."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(ASTRAL_WORDS), size=words)
-    lines = [" ".join(ASTRAL_WORDS[i] for i in picks[j:j + 12]) for j in range(0, words, 12)]
+    lines = [" ".join(ASTRAL_WORDS[i] for i in picks[j : j + 12]) for j in range(0, words, 12)]
     return "\n".join(lines) + "\n"
 
 
@@ -401,12 +486,17 @@ def parity_bundle(texts: dict[str, str], orders: dict[str, Orders], seed: int) -
     for kind, text in texts.items():
         corpus = make_corpus(kind, text)
         pair = json.loads(json.dumps(export_pair(corpus, orders[kind])))
-        contexts = PARITY_CONTEXTS.get(kind, ["the \U0001F600 ", "\U0001D52Ana ", "", "caf"])
+        contexts = PARITY_CONTEXTS.get(kind, ["the \U0001f600 ", "\U0001d52ana ", "", "caf"])
         bundle["pairs"][kind] = parity_vectors(pair, seed, contexts)
-        bundle["training"].append({
-            "kind": kind, "text": text, "vocab": corpus.vocab, "orders": asdict(orders[kind]),
-            "export": pair, "digests": bundle["pairs"][kind]["digests"],
-            "bits_per_char": held_out_bits(*load_pair(pair), corpus),
-        })
+        bundle["training"].append(
+            {
+                "kind": kind,
+                "text": text,
+                "vocab": corpus.vocab,
+                "orders": asdict(orders[kind]),
+                "export": pair,
+                "digests": bundle["pairs"][kind]["digests"],
+                "bits_per_char": held_out_bits(*load_pair(pair), corpus),
+            }
+        )
     return bundle
-

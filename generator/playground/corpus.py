@@ -5,6 +5,7 @@ files of an installed package, pinned to an exact version in pyproject.toml, so 
 reads the very same bytes on every machine. Text that others wrote is never copied into the
 repository. Anything a model cannot be trained on stops the build with one line naming the file.
 """
+
 from __future__ import annotations
 
 import glob
@@ -100,7 +101,7 @@ def bible_books(path: Path, place: str, books: tuple[int, ...]) -> str:
             raise CorpusError(f"{path}: {place}: no book {book} in this text")
         for i in found:
             last = starts[i + 1][1] if i + 1 < len(starts) else len(text)
-            chapter = text[starts[i][1]:last].replace("`", "'").replace("[", " ").replace("]", "")
+            chapter = text[starts[i][1] : last].replace("`", "'").replace("[", " ").replace("]", "")
             chapters.append(" ".join(chapter.split()))
     return "\n".join(chapters) + "\n"
 

@@ -11,6 +11,7 @@ exact, so its export must equal this one (a digest of the counts is compared).
 
 A character is a Unicode code point in both languages (Python's str, JavaScript's Array.from).
 """
+
 from __future__ import annotations
 
 import copy
@@ -48,10 +49,15 @@ def make_corpus(kind: str, text: str) -> Corpus:
 
 
 def vocabulary(text: str) -> str:
-    """"".join(sorted(set(text))): every distinct character, by code point (for ASCII text, from a histogram)."""
+    """ "".join(sorted(set(text))): every distinct character, by code point (for ASCII text, from a histogram)."""
     if not text.isascii():
         return "".join(sorted(set(text)))
-    return np.flatnonzero(np.bincount(np.frombuffer(text.encode("ascii"), dtype=np.uint8))).astype(np.uint8).tobytes().decode("ascii")
+    return (
+        np.flatnonzero(np.bincount(np.frombuffer(text.encode("ascii"), dtype=np.uint8)))
+        .astype(np.uint8)
+        .tobytes()
+        .decode("ascii")
+    )
 
 
 def encode(text: str, vocab: str) -> np.ndarray:
@@ -71,7 +77,7 @@ def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
     n = max(len(codes) - length + 1, 0)
     keys = np.zeros(n, dtype=np.int64)
     for j in range(length):
-        keys = keys * base + codes[j:j + n]
+        keys = keys * base + codes[j : j + n]
     return keys
 
 
@@ -123,13 +129,15 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         keep = (occurrences >= (min_count if length else 1))[at]
         ctx, nxt, counts = ctx[keep], pairs[keep] % base, counts[keep]
         uniq, n_followers = np.unique(ctx, return_counts=True)
-        levels.append({
-            "contexts": points[_digits(uniq, length, base)].tobytes().decode("utf-32-le"),
-            "followers": n_followers.tolist(),
-            "next": points[nxt].tobytes().decode("utf-32-le"),
-            "counts": counts.tolist(),
-            "discounts": level_discounts,
-        })
+        levels.append(
+            {
+                "contexts": points[_digits(uniq, length, base)].tobytes().decode("utf-32-le"),
+                "followers": n_followers.tolist(),
+                "next": points[nxt].tobytes().decode("utf-32-le"),
+                "counts": counts.tolist(),
+                "discounts": level_discounts,
+            }
+        )
     return {"order": order, "min_count": min_count, "levels": levels}
 
 
@@ -146,8 +154,12 @@ def count_digest(export: dict) -> str:
     """FNV-1a (32-bit) over the export's counts in a canonical text form; playground-core.js computes the same."""
     parts = [str(export["order"]), str(export["min_count"])]
     for level in export["levels"]:
-        parts += [level["contexts"], ",".join(map(str, level["followers"])), level["next"],
-                  ",".join(map(str, level["counts"]))]
+        parts += [
+            level["contexts"],
+            ",".join(map(str, level["followers"])),
+            level["next"],
+            ",".join(map(str, level["counts"])),
+        ]
     return f"{fnv1a_32('|'.join(parts).encode('utf-8')):08x}"
 
 
@@ -188,7 +200,7 @@ class Model:
                 keys = keys * self.base + digits[:, j]
             order = np.argsort(keys, kind="stable")
             in_order = bool((order == np.arange(n_ctx)).all())  # as train_export lists them: rows go straight in
-            level_rows = self.table[self._offsets[length]:self._offsets[length + 1]]
+            level_rows = self.table[self._offsets[length] : self._offsets[length + 1]]
             rows = level_rows if in_order else np.empty((n_ctx, size))
             owner = np.repeat(np.arange(n_ctx), level["followers"])  # each follower's context
             nxt = self._codes(level["next"])
@@ -232,7 +244,7 @@ class Model:
         """Per context length, each kept context's row: for row(context), made on its first call."""
         out = []
         for length, (flat, where) in enumerate(self._contexts):
-            contexts = [flat[i * length:(i + 1) * length] for i in range(len(where))]
+            contexts = [flat[i * length : (i + 1) * length] for i in range(len(where))]
             out.append(dict(zip(contexts, where.tolist())))
         return out
 
@@ -246,7 +258,7 @@ class Model:
     def row(self, context: str) -> np.ndarray:
         """The model's distribution of the character after context (a string of any length)."""
         for length in range(min(self.order - 1, len(context)), -1, -1):
-            tail = context[len(context) - length:] if length else ""
+            tail = context[len(context) - length :] if length else ""
             i = self._lookup[length].get(tail)
             if i is not None:
                 return self.table[self._offsets[length] + i]
@@ -260,7 +272,7 @@ class Model:
         """Each context's row in the table: that of its longest kept suffix (one without an unknown character)."""
         n, width = codes.shape
         longest = min(self.order - 1, width)
-        tail = codes[:, width - longest:]
+        tail = codes[:, width - longest :]
         trailing = np.zeros(n, dtype=np.intp)  # how many characters at the end are known
         going = np.ones(n, dtype=bool)
         for j in range(longest - 1, -1, -1):
@@ -273,7 +285,7 @@ class Model:
         todo = np.ones(n, dtype=bool)
         for length in range(longest, 0, -1):
             ask = np.flatnonzero(todo & (trailing >= length))
-            place = self._places(length, full[ask] % self.base ** length)
+            place = self._places(length, full[ask] % self.base**length)
             hit = ask[place >= 0]
             found[hit] = self._offsets[length] + place[place >= 0]
             todo[hit] = False
@@ -292,8 +304,11 @@ class Model:
         codes = encode(text, self.vocab)
         width = self.order - 1
         padded = np.concatenate([np.full(width, -1), codes])
-        windows = (np.lib.stride_tricks.sliding_window_view(padded, width)[:len(codes)] if width
-                   else np.zeros((len(codes), 0), np.int64))
+        windows = (
+            np.lib.stride_tricks.sliding_window_view(padded, width)[: len(codes)]
+            if width
+            else np.zeros((len(codes), 0), np.int64)
+        )
         known = codes >= 0
         p = self.table[self.lookup(np.ascontiguousarray(windows[known])), codes[known]]  # without building the rows
         return float(-np.log2(p).mean())

@@ -12,6 +12,7 @@ become one-hot at their argmax, so a proposal survives iff it is the target's to
 replacement and the bonus are the target's top choice: the output is the target's own greedy
 output, character for character.
 """
+
 from __future__ import annotations
 
 import math
@@ -92,8 +93,9 @@ class RoundResult:
     committed: str
 
 
-def speculative_round(target: Model, draft: Model, context: str, k: int, temperature: float,
-                      next_uniform: Callable[[], float] | None) -> RoundResult:
+def speculative_round(
+    target: Model, draft: Model, context: str, k: int, temperature: float, next_uniform: Callable[[], float] | None
+) -> RoundResult:
     """One round: k draft proposals, then engine.run_round's verdicts, with every uniform recorded."""
     vocab = target.vocab
     greedy = temperature == 0
@@ -126,13 +128,14 @@ def speculative_round(target: Model, draft: Model, context: str, k: int, tempera
     )
 
 
-def target_alone(target: Model, prompt: str, length: int, temperature: float,
-                 next_uniform: Callable[[], float] | None = None) -> str:
+def target_alone(
+    target: Model, prompt: str, length: int, temperature: float, next_uniform: Callable[[], float] | None = None
+) -> str:
     text = prompt
     for _ in range(length):
         row = distribution(target, text, temperature)
         text += target.vocab[argmax(row) if temperature == 0 else draw(row, float(next_uniform()))]
-    return text[len(prompt):]
+    return text[len(prompt) :]
 
 
 def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
@@ -142,7 +145,7 @@ def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
     Returns the number of generated characters up to that point (text = prompt + generated)."""
     seen = set()
     for t in range(prompt_length, len(text) + 1):
-        state = text[max(t - width, 0):t]
+        state = text[max(t - width, 0) : t]
         if state in seen:
             return t - prompt_length
         seen.add(state)

@@ -6,6 +6,7 @@ pyplot), at 100 dpi so a point is 100/72 pixels, on one axes spanning the card i
 down from the top. The fonts are the DejaVu faces matplotlib ships. The PNG holds no timestamp or software
 tag (metadata Software: None), so the same inputs give the same bytes.
 """
+
 from __future__ import annotations
 
 import io
@@ -16,14 +17,16 @@ DPI = 100
 
 # The site's light palette (site_src/assets/style.css): state -> (edge and label colour, fill, label).
 BG, TEXT, MUTED, ACCENT, BORDER = "#fbfaf7", "#1d1f24", "#5a5f6b", "#1f5fae", "#d9d5cb"
-STATES = MappingProxyType({
-    "accepted": ("#17683a", "#e4f4ea", "accepted"),
-    "rejected": ("#a4262c", "#fbe7e7", "rejected"),
-    "replacement": ("#8a5a00", "#fdf1d8", "residual"),
-    "dropped": ("#5a5f6b", "#fbfaf7", "dropped"),
-    "bonus": ("#4b3aa8", "#ebe7fb", "bonus"),
-    "proposed": ("#5a5f6b", "#ffffff", "proposed"),
-})
+STATES = MappingProxyType(
+    {
+        "accepted": ("#17683a", "#e4f4ea", "accepted"),
+        "rejected": ("#a4262c", "#fbe7e7", "rejected"),
+        "replacement": ("#8a5a00", "#fdf1d8", "residual"),
+        "dropped": ("#5a5f6b", "#fbfaf7", "dropped"),
+        "bonus": ("#4b3aa8", "#ebe7fb", "bonus"),
+        "proposed": ("#5a5f6b", "#ffffff", "proposed"),
+    }
+)
 # a chip's edge: (width in points, dash pattern as (on, off) in multiples of the width, or None for solid)
 EDGES = MappingProxyType({"rejected": (3, None), "dropped": (2, (1, 1.65)), "proposed": (2, (3.7, 1.6))})
 SOLID = (2, None)
@@ -48,8 +51,17 @@ def social_card(title: str, tagline: str, rounds: list[tuple[str, list[tuple[str
         ax.set_axis_off()
 
         def text(x, y, s, size, *, family=SANS, bold=False, colour=TEXT, ha="left", va="baseline", room=None):
-            t = ax.text(x, y, s, fontsize=size, family=family, fontweight="bold" if bold else "normal", color=colour,
-                        ha=ha, va=va)
+            t = ax.text(
+                x,
+                y,
+                s,
+                fontsize=size,
+                family=family,
+                fontweight="bold" if bold else "normal",
+                color=colour,
+                ha=ha,
+                va=va,
+            )
             if room is not None:
                 fit(t, room)
 
@@ -66,16 +78,41 @@ def social_card(title: str, tagline: str, rounds: list[tuple[str, list[tuple[str
             for token, state in chips[:7]:
                 edge, fill, word = STATES.get(state, STATES["proposed"])
                 width, dashes = EDGES.get(state, SOLID)
-                ax.add_patch(FancyBboxPatch((x, y + 42), CHIP_W, CHIP_H, boxstyle=f"round,pad=0,rounding_size={RADIUS}",
-                                            facecolor=fill, edgecolor=edge, linewidth=width,
-                                            linestyle=(0, dashes) if dashes else "solid"))
+                ax.add_patch(
+                    FancyBboxPatch(
+                        (x, y + 42),
+                        CHIP_W,
+                        CHIP_H,
+                        boxstyle=f"round,pad=0,rounding_size={RADIUS}",
+                        facecolor=fill,
+                        edgecolor=edge,
+                        linewidth=width,
+                        linestyle=(0, dashes) if dashes else "solid",
+                    )
+                )
                 middle = x + CHIP_W / 2
                 if state in ("rejected", "dropped"):
                     half = min(CHIP_W - 30, 18 * len(token) + 10) / 2
-                    ax.plot([middle - half, middle + half], [y + 82, y + 82], color=edge, linewidth=2.5,
-                            solid_capstyle="round", zorder=3)
-                text(middle, y + 82, token, 26, family=MONO, bold=True, colour=MUTED if state == "dropped" else TEXT,
-                     ha="center", va="center_baseline", room=CHIP_W - 12)
+                    ax.plot(
+                        [middle - half, middle + half],
+                        [y + 82, y + 82],
+                        color=edge,
+                        linewidth=2.5,
+                        solid_capstyle="round",
+                        zorder=3,
+                    )
+                text(
+                    middle,
+                    y + 82,
+                    token,
+                    26,
+                    family=MONO,
+                    bold=True,
+                    colour=MUTED if state == "dropped" else TEXT,
+                    ha="center",
+                    va="center_baseline",
+                    room=CHIP_W - 12,
+                )
                 text(middle, y + 118, word, 14, colour=edge, ha="center", va="center_baseline")
                 x += CHIP_W + CHIP_GAP
 

@@ -4,6 +4,7 @@ figures.py draws each chart on a canvas() inside style(name) (the @figure decora
 which writes the SVG and then compares every pair of texts with matplotlib's own measurements. Imported by
 figures.py alone, so the build imports matplotlib only when it draws a figure.
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,28 +43,62 @@ class FigureError(Exception):
 def style(name: str) -> dict:
     """Every matplotlib setting a figure is drawn and written with; the hash salt is the figure's own name."""
     return {
-        "font.family": ["sans-serif"], "font.sans-serif": list(FONTS), "font.size": FONT,
-        "axes.titlesize": FONT, "axes.labelsize": FONT, "xtick.labelsize": FONT, "ytick.labelsize": FONT,
-        "legend.fontsize": FONT, "figure.titlesize": TITLE, "figure.dpi": 72, "figure.facecolor": CARD,
-        "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK, "xtick.color": INK, "ytick.color": INK,
-        "axes.facecolor": CARD, "axes.linewidth": 0.8, "axes.spines.top": False, "axes.spines.right": False,
-        "axes.titlepad": 4.0, "axes.labelpad": 3.0, "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
-        "grid.color": FAINT, "grid.linewidth": 0.8, "patch.edgecolor": INK, "patch.linewidth": 0.6,
-        "hatch.linewidth": 0.8, "lines.linewidth": 1.5, "lines.markersize": 5,
-        "legend.frameon": False, "legend.handlelength": 1.6, "legend.handletextpad": 0.5,
-        "legend.columnspacing": 1.2, "legend.borderaxespad": 0.2, "legend.borderpad": 0.2,
-        "xtick.major.size": 3.5, "ytick.major.size": 3.5, "xtick.major.pad": 3.5, "ytick.major.pad": 3.5,
-        "xtick.minor.size": 2, "ytick.minor.size": 2,
-        "svg.fonttype": "none", "svg.hashsalt": name, "path.simplify": False,
+        "font.family": ["sans-serif"],
+        "font.sans-serif": list(FONTS),
+        "font.size": FONT,
+        "axes.titlesize": FONT,
+        "axes.labelsize": FONT,
+        "xtick.labelsize": FONT,
+        "ytick.labelsize": FONT,
+        "legend.fontsize": FONT,
+        "figure.titlesize": TITLE,
+        "figure.dpi": 72,
+        "figure.facecolor": CARD,
+        "text.color": INK,
+        "axes.labelcolor": INK,
+        "axes.edgecolor": INK,
+        "xtick.color": INK,
+        "ytick.color": INK,
+        "axes.facecolor": CARD,
+        "axes.linewidth": 0.8,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.titlepad": 4.0,
+        "axes.labelpad": 3.0,
+        "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+        "grid.color": FAINT,
+        "grid.linewidth": 0.8,
+        "patch.edgecolor": INK,
+        "patch.linewidth": 0.6,
+        "hatch.linewidth": 0.8,
+        "lines.linewidth": 1.5,
+        "lines.markersize": 5,
+        "legend.frameon": False,
+        "legend.handlelength": 1.6,
+        "legend.handletextpad": 0.5,
+        "legend.columnspacing": 1.2,
+        "legend.borderaxespad": 0.2,
+        "legend.borderpad": 0.2,
+        "xtick.major.size": 3.5,
+        "ytick.major.size": 3.5,
+        "xtick.major.pad": 3.5,
+        "ytick.major.pad": 3.5,
+        "xtick.minor.size": 2,
+        "ytick.minor.size": 2,
+        "svg.fonttype": "none",
+        "svg.hashsalt": name,
+        "path.simplify": False,
     }
 
 
 def figure(function: Callable) -> Callable:
     """A drawing function runs, and writes its SVG, inside its figure's style."""
+
     @functools.wraps(function)
     def drawn(name: str, *args, **kwargs):
         with matplotlib.rc_context(style(name)):
             return function(name, *args, **kwargs)
+
     return drawn
 
 
@@ -76,9 +111,19 @@ def canvas(height: float) -> Canvas:
     FigureCanvasAgg(fig)
     fig.get_layout_engine().set(w_pad=8 / 72, h_pad=8 / 72, wspace=0.04, hspace=0.04)
     fig.patch.set_visible(False)  # the square behind the card stays transparent
-    fig.add_artist(FancyBboxPatch((0.02, 0.02), WIDTH - 0.04, height - 0.04, boxstyle="round,pad=0,rounding_size=0.14",
-                                  transform=fig.dpi_scale_trans, facecolor=CARD, edgecolor=CARD_EDGE, linewidth=0.8,
-                                  zorder=-10))
+    fig.add_artist(
+        FancyBboxPatch(
+            (0.02, 0.02),
+            WIDTH - 0.04,
+            height - 0.04,
+            boxstyle="round,pad=0,rounding_size=0.14",
+            transform=fig.dpi_scale_trans,
+            facecolor=CARD,
+            edgecolor=CARD_EDGE,
+            linewidth=0.8,
+            zorder=-10,
+        )
+    )
     return fig
 
 
@@ -101,11 +146,18 @@ def collisions(fig: Canvas) -> list[str]:
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in drawn_texts(fig)]
     problems = []
     for i, (a, box) in enumerate(boxes):
-        if box.x0 < fig.bbox.x0 - 0.5 or box.x1 > fig.bbox.x1 + 0.5 or box.y0 < fig.bbox.y0 - 0.5 or \
-                box.y1 > fig.bbox.y1 + 0.5:
+        if (
+            box.x0 < fig.bbox.x0 - 0.5
+            or box.x1 > fig.bbox.x1 + 0.5
+            or box.y0 < fig.bbox.y0 - 0.5
+            or box.y1 > fig.bbox.y1 + 0.5
+        ):
             problems.append(f'text "{a}" leaves the figure')
-        for b, other in boxes[i + 1:]:
-            if min(box.x1, other.x1) - max(box.x0, other.x0) > 0.5 and min(box.y1, other.y1) - max(box.y0, other.y0) > 0.5:
+        for b, other in boxes[i + 1 :]:
+            if (
+                min(box.x1, other.x1) - max(box.x0, other.x0) > 0.5
+                and min(box.y1, other.y1) - max(box.y0, other.y0) > 0.5
+            ):
                 problems.append(f'text "{a}" overlaps "{b}"')
     return problems
 
@@ -155,8 +207,9 @@ def heading(fig: Canvas, title: str, handles: Sequence, labels: Sequence[str], m
     room = WIDTH * 72 - 20
     title = wrap(fig, title, room, TITLE) if title else None
     for cols in range(min(most, len(labels)), 0, -1):
-        box = fig.legend(handles, labels, loc="outside upper left", ncols=cols, title=title, alignment="left",
-                         title_fontsize=TITLE)
+        box = fig.legend(
+            handles, labels, loc="outside upper left", ncols=cols, title=title, alignment="left", title_fontsize=TITLE
+        )
         if box.get_window_extent(fig.canvas.get_renderer()).width <= room or cols == 1:
             return
         box.remove()
@@ -191,8 +244,14 @@ def panel_columns(fig: Canvas, tokens: Sequence[str], panels: int) -> tuple[int,
     return 1, True
 
 
-def bar_axes(ax, xlim: tuple[float, float], ymax: float, xticks: Sequence[float], yticks: Sequence[float],
-             label: Callable[[float], str] = "{:g}".format) -> None:
+def bar_axes(
+    ax,
+    xlim: tuple[float, float],
+    ymax: float,
+    xticks: Sequence[float],
+    yticks: Sequence[float],
+    label: Callable[[float], str] = "{:g}".format,
+) -> None:
     """A bar chart's axes: unmarked ticks under the bars, and the y axis labelled at yticks with a grid behind."""
     ax.set_xlim(*xlim)
     ax.set_ylim(0, ymax)
@@ -213,8 +272,9 @@ def grid(fig: Canvas, panels: int, cols: int, sharex: bool = False) -> list:
     return list(axes[:panels])
 
 
-def token_grid(fig: Canvas, tokens: Sequence[str], panels: int, cols: int, ymax: float, upright: bool,
-               ylabel: str) -> list:
+def token_grid(
+    fig: Canvas, tokens: Sequence[str], panels: int, cols: int, ymax: float, upright: bool, ylabel: str
+) -> list:
     """A grid() of small bar charts over tokens, the y axis labelled down the first column and marked every 0.5
     (every 1 when the bars run higher)."""
     step = 0.5 if ymax <= 1.3 else 1.0
@@ -228,8 +288,14 @@ def token_grid(fig: Canvas, tokens: Sequence[str], panels: int, cols: int, ymax:
     return axes
 
 
-def log_log(ax, xlim: tuple[float, float], ylim: tuple[float, float], xticks: Sequence[float],
-            yticks: Sequence[float], xlabel: Callable[[float], str] = "{:g}".format) -> None:
+def log_log(
+    ax,
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
+    xticks: Sequence[float],
+    yticks: Sequence[float],
+    xlabel: Callable[[float], str] = "{:g}".format,
+) -> None:
     """Both axes logarithmic, labelled at the given ticks alone (no minor ones), with a grid behind the data."""
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -247,8 +313,8 @@ def log_log(ax, xlim: tuple[float, float], ylim: tuple[float, float], xticks: Se
 
 def decades(lo: float, hi: float, most: int) -> list[float]:
     """Powers of ten inside [lo, hi], every second or third one when more than most would crowd."""
-    found = [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) if lo <= 10.0 ** e <= hi]
-    return found[::max(1, math.ceil(len(found) / most))] or [10.0 ** round(math.log10(math.sqrt(lo * hi)))]
+    found = [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) if lo <= 10.0**e <= hi]
+    return found[:: max(1, math.ceil(len(found) / most))] or [10.0 ** round(math.log10(math.sqrt(lo * hi)))]
 
 
 def short_count(n: float) -> str:
@@ -261,5 +327,5 @@ def short_count(n: float) -> str:
 def log_ticks(lo: float, hi: float) -> list[float]:
     """1, 2 and 5 times each power of ten inside [lo, hi]; only the powers of ten when those would be more than eight."""
     span = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-    every = [m * 10.0 ** e for e in span for m in (1, 2, 5) if lo <= m * 10.0 ** e <= hi]
-    return every if len(every) <= 8 else [10.0 ** e for e in span if lo <= 10.0 ** e <= hi]
+    every = [m * 10.0**e for e in span for m in (1, 2, 5) if lo <= m * 10.0**e <= hi]
+    return every if len(every) <= 8 else [10.0**e for e in span if lo <= 10.0**e <= hi]

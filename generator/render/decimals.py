@@ -6,6 +6,7 @@ sign. site_src/assets/decimals.js holds the same rule for the pages' JavaScript,
 vectors `parity_vectors` writes (tests/test_decimals.py), so a number the page and a widget both show
 prints as the same string.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,10 +77,53 @@ FORMATS = MappingProxyType({"fixed": fixed, "pct": pct, "points": points, "times
 
 # --- parity vectors for site_src/assets/decimals.js ------------------------------------------------
 
-TIES = ("13/8", "33/40", "-13/8", "-33/40", "1/8", "-1/8", "5/2", "-5/2", "1/2", "-1/2", "1/200", "-1/200",
-        "1/2000", "2625/1000", "-2625/1000", "0", "1", "-1", "999/1000", "-999/1000", "19/2000", "3/16")
-FLOATS = (0.125, -0.125, 2.675, 1.005, 0.345, 0.5, 1.5, 2.5, -2.5, 0.0, -0.0, 1e-7, 123456.789, 0.648, 0.727,
-          4.38, 0.028, 1 / 3, 2 / 3, 1e-300, -0.0049)
+TIES = (
+    "13/8",
+    "33/40",
+    "-13/8",
+    "-33/40",
+    "1/8",
+    "-1/8",
+    "5/2",
+    "-5/2",
+    "1/2",
+    "-1/2",
+    "1/200",
+    "-1/200",
+    "1/2000",
+    "2625/1000",
+    "-2625/1000",
+    "0",
+    "1",
+    "-1",
+    "999/1000",
+    "-999/1000",
+    "19/2000",
+    "3/16",
+)
+FLOATS = (
+    0.125,
+    -0.125,
+    2.675,
+    1.005,
+    0.345,
+    0.5,
+    1.5,
+    2.5,
+    -2.5,
+    0.0,
+    -0.0,
+    1e-7,
+    123456.789,
+    0.648,
+    0.727,
+    4.38,
+    0.028,
+    1 / 3,
+    2 / 3,
+    1e-300,
+    -0.0049,
+)
 
 
 def parity_vectors() -> list[dict]:
@@ -87,10 +131,21 @@ def parity_vectors() -> list[dict]:
     cases = []
     values: list[Any] = [Fraction(v) for v in TIES] + list(FLOATS)
     for value in values:
-        for name, digit_choices in (("fixed", (0, 1, 2, 3, 4)), ("pct", (0, 1)), ("times", (2,)), ("points", (1,)),
-                                    ("sci", (1, 2))):
+        for name, digit_choices in (
+            ("fixed", (0, 1, 2, 3, 4)),
+            ("pct", (0, 1)),
+            ("times", (2,)),
+            ("points", (1,)),
+            ("sci", (1, 2)),
+        ):
             for digits in digit_choices:
                 text = FORMATS[name](value, digits)
-                cases.append({"value": str(value) if isinstance(value, Fraction) else value, "format": name,
-                              "digits": digits, "text": text})
+                cases.append(
+                    {
+                        "value": str(value) if isinstance(value, Fraction) else value,
+                        "format": name,
+                        "digits": digits,
+                        "text": text,
+                    }
+                )
     return cases

@@ -8,6 +8,7 @@ shown or shown and never drawn.
 
 Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -55,9 +56,11 @@ def _labels(facts: Facts) -> list[str]:
 
 def _profile_bars(facts: Facts, p: ProfileFacts) -> dict:
     return dict(
-        tokens=facts.tokens, target_rows=[v.target for v in p.positions],
+        tokens=facts.tokens,
+        target_rows=[v.target for v in p.positions],
         draft_rows=[v.draft for v in p.positions if not v.is_bonus],
-        proposals=[v.proposal for v in p.positions if not v.is_bonus], title=p.name,
+        proposals=[v.proposal for v in p.positions if not v.is_bonus],
+        title=p.name,
         accept_probabilities=[v.proposal_accept_probability for v in p.positions if not v.is_bonus],
     )
 
@@ -65,8 +68,11 @@ def _profile_bars(facts: Facts, p: ProfileFacts) -> dict:
 def _convergence(facts: Facts, p: ProfileFacts) -> dict:
     checks = p.convergence.checks
     return dict(
-        tokens=facts.tokens, position_labels=_labels(facts), target_rows=[v.target for v in p.positions],
-        frequencies=[c.frequencies for c in checks], samples=[c.samples for c in checks],
+        tokens=facts.tokens,
+        position_labels=_labels(facts),
+        target_rows=[v.target for v in p.positions],
+        frequencies=[c.frequencies for c in checks],
+        samples=[c.samples for c in checks],
         title=f"{p.name}: committed tokens against the target",
     )
 
@@ -75,26 +81,33 @@ def _error_vs_samples(facts: Facts, p: ProfileFacts) -> dict:
     labels = _labels(facts)
     return dict(
         series=[(labels[c.position - 1], list(c.error_curve)) for c in p.convergence.checks],
-        title=f"{p.name}: distance to the target", slope=p.error_slope,
+        title=f"{p.name}: distance to the target",
+        slope=p.error_slope,
     )
 
 
 def _error_vs_samples_random(facts: Facts) -> dict:
     conv = facts.convergence
     return dict(
-        series=[(case.id.replace("-", " "), list(check.error_curve))
-                for case, check in zip(conv.random, conv.random_slowest)],
-        title="Random profiles: the slowest position of each", slope=conv.random_error_slope,
+        series=[
+            (case.id.replace("-", " "), list(check.error_curve))
+            for case, check in zip(conv.random, conv.random_slowest)
+        ],
+        title="Random profiles: the slowest position of each",
+        slope=conv.random_error_slope,
     )
 
 
 def _round_lengths(facts: Facts) -> dict:
-    return dict(series=[(p.name, [prob for _, prob in p.round_lengths]) for p in facts.profiles], k=facts.k,
-                expected=[p.expected_tokens for p in facts.profiles])
+    return dict(
+        series=[(p.name, [prob for _, prob in p.round_lengths]) for p in facts.profiles],
+        k=facts.k,
+        expected=[p.expected_tokens for p in facts.profiles],
+    )
 
 
 def _acceptance(facts: Facts) -> dict:
-    return dict(labels=_labels(facts)[:facts.k], rates=[(p.name, list(p.accept_rates)) for p in facts.profiles])
+    return dict(labels=_labels(facts)[: facts.k], rates=[(p.name, list(p.accept_rates)) for p in facts.profiles])
 
 
 def _speedup_vs_k(facts: Facts, panel: SpeedupPanel) -> dict:
@@ -108,15 +121,23 @@ def _speedup_vs_k(facts: Facts, panel: SpeedupPanel) -> dict:
 def _roofline(facts: Facts) -> dict:
     r = facts.roofline
     return dict(
-        positions=list(r.positions), times_ms=list(r.times_ms), memory_ms=r.memory_ms,
-        compute_ms=r.compute_ms_per_position, model_label=r.model_label, knee=r.crossover_positions,
-        draft_positions=facts.k, draft_ms=facts.roofline_verify_ms,
+        positions=list(r.positions),
+        times_ms=list(r.times_ms),
+        memory_ms=r.memory_ms,
+        compute_ms=r.compute_ms_per_position,
+        model_label=r.model_label,
+        knee=r.crossover_positions,
+        draft_positions=facts.k,
+        draft_ms=facts.roofline_verify_ms,
     )
 
 
 def _timeline(facts: Facts) -> dict:
     return dict(
-        draft_step=facts.draft_step, verify_step=facts.verify_step, round_cost=facts.round_cost, k=facts.k,
+        draft_step=facts.draft_step,
+        verify_step=facts.verify_step,
+        round_cost=facts.round_cost,
+        k=facts.k,
         lanes=[(p.name, p.expected_tokens) for p in facts.profiles],
     )
 

@@ -3,6 +3,7 @@
 Plain functions of their arguments, kept apart from figures.py so the wording can be read (and tested)
 without the drawing code.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -96,68 +97,108 @@ def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draf
             never.append(i + 1)
         else:
             verdict = f"so it is accepted with probability {exact(a)}"
-        said.append(f"Position {i + 1}: the draft proposes {quote(tokens[p])}, which it gives {exact(d)} "
-                    f"and the target {exact(t)}, {verdict}")
+        said.append(
+            f"Position {i + 1}: the draft proposes {quote(tokens[p])}, which it gives {exact(d)} "
+            f"and the target {exact(t)}, {verdict}"
+        )
     best = argmax([float(v) for v in target_rows[k]])
-    alt = (f"{title}. One small bar chart per position comparing the target's and the draft's probabilities for the "
-           f"tokens {and_([quote(t) for t in tokens])}. " + "; ".join(said)
-           + f". Bonus position {k + 1} shows the target alone; its most likely token is "
-           f"{quote(tokens[best])} at {exact(target_rows[k][best])}.")
-    certain = (f"{'All' if len(sure) == k else f'{len(sure)} of the'} {k} proposals ({places(sure)}) "
-               "get at least as much probability from the target as from the draft, so they are accepted for certain"
-               if sure else "No proposal is accepted for certain")
+    alt = (
+        f"{title}. One small bar chart per position comparing the target's and the draft's probabilities for the "
+        f"tokens {and_([quote(t) for t in tokens])}. "
+        + "; ".join(said)
+        + f". Bonus position {k + 1} shows the target alone; its most likely token is "
+        f"{quote(tokens[best])} at {exact(target_rows[k][best])}."
+    )
+    certain = (
+        f"{'All' if len(sure) == k else f'{len(sure)} of the'} {k} proposals ({places(sure)}) "
+        "get at least as much probability from the target as from the draft, so they are accepted for certain"
+        if sure
+        else "No proposal is accepted for certain"
+    )
     if never:
         certain += f"; the target never produces the proposal at {places(never)}"
-    caption = ("Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
-               f"proposed. {certain}.")
+    caption = (
+        "Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
+        f"proposed. {certain}."
+    )
     return alt, caption
 
 
-def convergence_histograms_words(m, position_labels, tokens, title, frequencies, target_rows, counts) -> tuple[str, str]:
+def convergence_histograms_words(
+    m, position_labels, tokens, title, frequencies, target_rows, counts
+) -> tuple[str, str]:
     gaps, parts = [], []
     for i in range(m):
         if not counts[i]:  # no simulated round reached this position: nothing observed to compare
             parts.append(f"{position_labels[i]} (0 rounds): no round reached it")
             continue
-        diffs = [abs(decimals.exact(f) - decimals.exact(t)) for f, t in zip(frequencies[i], target_rows[i])]  # exact gaps
+        diffs = [
+            abs(decimals.exact(f) - decimals.exact(t)) for f, t in zip(frequencies[i], target_rows[i])
+        ]  # exact gaps
         j = argmax(diffs)
         gaps.append((diffs[j], i, j))
         likely = argmax([float(v) for v in target_rows[i]])
-        parts.append(f"{position_labels[i]} ({count(counts[i])} rounds): {quote(tokens[likely])} observed "
-                     f"{decimal(frequencies[i][likely], 3)} against target {exact(target_rows[i][likely])}, "
-                     f"largest gap {decimal(diffs[j], 4)}")
+        parts.append(
+            f"{position_labels[i]} ({count(counts[i])} rounds): {quote(tokens[likely])} observed "
+            f"{decimal(frequencies[i][likely], 3)} against target {exact(target_rows[i][likely])}, "
+            f"largest gap {decimal(diffs[j], 4)}"
+        )
     worst, wi, wj = max(gaps)
-    alt = (f"{title}. For each position, solid bars give the target probability of each token and marks the share of "
-           "simulated rounds that committed it. " + "; ".join(parts) + ".")
-    caption = ("Solid bars: the target's probability p; marks: how often each token was committed among the rounds that "
-               f"reached that position (n rounds, given above each panel). The largest gap anywhere is {decimal(worst, 4)} "
-               f"({position_labels[wi]}, {quote(tokens[wj])}).")
+    alt = (
+        f"{title}. For each position, solid bars give the target probability of each token and marks the share of "
+        "simulated rounds that committed it. " + "; ".join(parts) + "."
+    )
+    caption = (
+        "Solid bars: the target's probability p; marks: how often each token was committed among the rounds that "
+        f"reached that position (n rounds, given above each panel). The largest gap anywhere is {decimal(worst, 4)} "
+        f"({position_labels[wi]}, {quote(tokens[wj])})."
+    )
     return alt, caption
 
 
 def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
-    described = [f"{label}: {significant(pts[0][1])} at {count(pts[0][0])} samples down to {significant(pts[-1][1])} at "
-                 f"{count(pts[-1][0])}" for label, pts in drawn]
+    described = [
+        f"{label}: {significant(pts[0][1])} at {count(pts[0][0])} samples down to {significant(pts[-1][1])} at "
+        f"{count(pts[-1][0])}"
+        for label, pts in drawn
+    ]
     shape = "One small panel per series, each highlighting its own line over the others in grey. " if many else ""
-    alt = (f"{title}. {shape}Total variation distance between the observed and the target distribution against the "
-           "number of samples, both axes logarithmic, with a dashed guide line falling as 1 over the square root of n. "
-           + "; ".join(described) + ".")
+    alt = (
+        f"{title}. {shape}Total variation distance between the observed and the target distribution against the "
+        "number of samples, both axes logarithmic, with a dashed guide line falling as 1 over the square root of n. "
+        + "; ".join(described)
+        + "."
+    )
     caption = "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, the dashed 1/\u221an guide."
     if slope is not None:
-        caption += f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against the guide's \u22120.5."
+        caption += (
+            f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against the guide's \u22120.5."
+        )
     return alt, caption
 
 
 def round_length_distribution_words(k, series, means, n_values) -> tuple[str, str]:
-    described = [f"{label}: " + ", ".join(f"N = {n}: {decimals.pct(p, 1)}" for n, p in zip(n_values, probs))
-                 + f"; expected {decimal(mu)} tokens" for (label, probs), mu in zip(series, means)]
-    alt = (f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
-           f"N = {k + 1} when every proposal is accepted and the bonus is drawn), for each draft. "
-           + ". ".join(described) + ".")
-    most = [f"{lower_first(label)} most often commits {n_values[argmax([float(p) for p in probs])]} "
-            f"and expects {decimal(mu)}" for (label, probs), mu in zip(series, means)]
-    caption = (f"With k = {k} proposals a round commits between 1 and {k + 1} tokens; {'; '.join(most)}. "
-               "Dashed lines with markers show each draft's expected tokens per round.")
+    described = [
+        f"{label}: "
+        + ", ".join(f"N = {n}: {decimals.pct(p, 1)}" for n, p in zip(n_values, probs))
+        + f"; expected {decimal(mu)} tokens"
+        for (label, probs), mu in zip(series, means)
+    ]
+    alt = (
+        f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
+        f"N = {k + 1} when every proposal is accepted and the bonus is drawn), for each draft. "
+        + ". ".join(described)
+        + "."
+    )
+    most = [
+        f"{lower_first(label)} most often commits {n_values[argmax([float(p) for p in probs])]} "
+        f"and expects {decimal(mu)}"
+        for (label, probs), mu in zip(series, means)
+    ]
+    caption = (
+        f"With k = {k} proposals a round commits between 1 and {k + 1} tokens; {'; '.join(most)}. "
+        "Dashed lines with markers show each draft's expected tokens per round."
+    )
     return alt, caption
 
 
@@ -174,15 +215,22 @@ def speedup_vs_k_words(curves, best, cost, best_of) -> tuple[str, str]:
         if below:
             text += f" (below 1\u00d7 from K = {below[0]})"
         described.append(text)
-    at_cost = (f" at draft cost c = {exact(cost)} (one draft token costs {exact(cost)} of a target step)"
-               if cost is not None else "")
-    alt = (f"Line chart of speedup over plain decoding against draft length K{at_cost}, one line per draft quality, "
-           "with a star at each line's best K and a dashed line at 1\u00d7 meaning no gain. " + "; ".join(described) + ".")
+    at_cost = (
+        f" at draft cost c = {exact(cost)} (one draft token costs {exact(cost)} of a target step)"
+        if cost is not None
+        else ""
+    )
+    alt = (
+        f"Line chart of speedup over plain decoding against draft length K{at_cost}, one line per draft quality, "
+        "with a star at each line's best K and a dashed line at 1\u00d7 meaning no gain. " + "; ".join(described) + "."
+    )
     ordered = sorted(best, key=lambda b: (b[1], float(b[2])))
     if ordered:
         first, last = ordered[0], ordered[-1]
-        span = (f"The best draft length runs from K = {first[1]} ({first[0]}, {decimal(first[2])}\u00d7) "
-                f"to K = {last[1]} ({last[0]}, {decimal(last[2])}\u00d7)")
+        span = (
+            f"The best draft length runs from K = {first[1]} ({first[0]}, {decimal(first[2])}\u00d7) "
+            f"to K = {last[1]} ({last[0]}, {decimal(last[2])}\u00d7)"
+        )
     else:
         span = "Speedup against draft length"
     if cost is not None:
@@ -193,70 +241,108 @@ def speedup_vs_k_words(curves, best, cost, best_of) -> tuple[str, str]:
 
 def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos, flat) -> tuple[str, str]:
     knee_words = f", the knee near {decimal(crossing, 0)} positions where compute overtakes memory" if crossing else ""
-    alt = (f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
-           f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
-           f"{knee_words}. The time stays within 10% of {significant(times[0])} ms from {pos[0]} to {pos[flat]} positions, "
-           f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
-           f"at {pos[-1]}.")
+    alt = (
+        f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
+        f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
+        f"{knee_words}. The time stays within 10% of {significant(times[0])} ms from {pos[0]} to {pos[flat]} positions, "
+        f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
+        f"at {pos[-1]}."
+    )
     if draft_positions is not None and draft_ms is not None:
         same = decimal(draft_ms) == decimal(times[0])
-        caption = (f"Modelled for {model_label}: checking a draft of K = {draft_positions} tokens in one "
-                   f"pass takes {decimal(draft_ms)} ms, "
-                   + ("as long as writing a single token" if same else
-                      f"against {decimal(times[0])} ms for writing a single token")
-                   + (f"; arithmetic overtakes reading the weights only near {decimal(crossing, 0)} positions." if crossing else "."))
+        caption = (
+            f"Modelled for {model_label}: checking a draft of K = {draft_positions} tokens in one "
+            f"pass takes {decimal(draft_ms)} ms, "
+            + (
+                "as long as writing a single token"
+                if same
+                else f"against {decimal(times[0])} ms for writing a single token"
+            )
+            + (
+                f"; arithmetic overtakes reading the weights only near {decimal(crossing, 0)} positions."
+                if crossing
+                else "."
+            )
+        )
     else:
         ratio = times[flat] / times[0]
-        caption = (f"Modelled for {model_label}: scoring {pos[flat]} positions in one pass "
-                   f"takes {decimal(ratio)}\u00d7 as long as scoring {pos[0]}"
-                   + (", which is why checking a whole draft costs about one target step." if ratio <= 1.2 else "."))
+        caption = (
+            f"Modelled for {model_label}: scoring {pos[flat]} positions in one pass "
+            f"takes {decimal(ratio)}\u00d7 as long as scoring {pos[0]}"
+            + (", which is why checking a whole draft costs about one target step." if ratio <= 1.2 else ".")
+        )
     return alt, caption
 
 
 def acceptance_bars_words(rates, labels) -> tuple[str, str]:
-    described = [f"{profile}: " + ", ".join(f"{exact(a)} at {lab}" for lab, a in zip(labels, alphas))
-                 for profile, alphas in rates]
-    alt = ("Bar chart of the acceptance rate at each position, the chance that the draft's proposal there "
-           "survives the target's check, for each draft. " + "; ".join(described) + ".")
+    described = [
+        f"{profile}: " + ", ".join(f"{exact(a)} at {lab}" for lab, a in zip(labels, alphas))
+        for profile, alphas in rates
+    ]
+    alt = (
+        "Bar chart of the acceptance rate at each position, the chance that the draft's proposal there "
+        "survives the target's check, for each draft. " + "; ".join(described) + "."
+    )
     ranges = []
     for profile, alphas in rates:
         lo = min(alphas, key=float)
         where = [lab for lab, a in zip(labels, alphas) if float(a) == float(lo)]
-        ranges.append(f"{lower_first(profile)}: lowest {exact(lo)} (at {places(where)}), "
-                      f"highest {exact(max(alphas, key=float))}")
-    caption = ("Acceptance rate per position, \u03b1 = \u2211 min(p, q): the chance a proposal there is kept. "
-               + upper_first("; ".join(ranges)) + ".")
+        ranges.append(
+            f"{lower_first(profile)}: lowest {exact(lo)} (at {places(where)}), highest {exact(max(alphas, key=float))}"
+        )
+    caption = (
+        "Acceptance rate per position, \u03b1 = \u2211 min(p, q): the chance a proposal there is kept. "
+        + upper_first("; ".join(ranges))
+        + "."
+    )
     return alt, caption
 
 
 def timeline_words(rounds, k, plain, draft_step, lanes, totals, span, passes) -> tuple[str, str]:
-    per_lane = "; ".join(f"{label}: {decimal(e)} tokens expected per round, {decimal(t)} over the {rounds} rounds"
-                         for (label, e), t in zip(lanes, totals))
-    alt = (f"Timeline over the same {decimal(span, 0) if span.denominator == 1 else decimal(span)} target passes for "
-           f"each lane. Top lane, plain decoding: one pass per token, {exact(plain)} tokens. Below, one lane per draft: "
-           f"{rounds} rounds, each {k} short draft steps of {exact(draft_step)} pass (hatched) and one checking pass. "
-           f"{per_lane}.")
-    caption = (f"The same {exact(span)} target passes, three ways. Plain decoding commits one token per pass: "
-               f"{exact(plain)}. A round costs {exact(passes)} passes ({k} draft steps at {exact(draft_step)} each, "
-               f"hatched, then one pass that checks them all), so {rounds} rounds fit; expected tokens, the average "
-               "over rounds, not the best case: "
-               + "; ".join(f"{lower_first(label)} {decimal(t)} ({decimal(e)} a round)"
-                           for (label, e), t in zip(lanes, totals)) + ".")
+    per_lane = "; ".join(
+        f"{label}: {decimal(e)} tokens expected per round, {decimal(t)} over the {rounds} rounds"
+        for (label, e), t in zip(lanes, totals)
+    )
+    alt = (
+        f"Timeline over the same {decimal(span, 0) if span.denominator == 1 else decimal(span)} target passes for "
+        f"each lane. Top lane, plain decoding: one pass per token, {exact(plain)} tokens. Below, one lane per draft: "
+        f"{rounds} rounds, each {k} short draft steps of {exact(draft_step)} pass (hatched) and one checking pass. "
+        f"{per_lane}."
+    )
+    caption = (
+        f"The same {exact(span)} target passes, three ways. Plain decoding commits one token per pass: "
+        f"{exact(plain)}. A round costs {exact(passes)} passes ({k} draft steps at {exact(draft_step)} each, "
+        f"hatched, then one pass that checks them all), so {rounds} rounds fit; expected tokens, the average "
+        "over rounds, not the best case: "
+        + "; ".join(f"{lower_first(label)} {decimal(t)} ({decimal(e)} a round)" for (label, e), t in zip(lanes, totals))
+        + "."
+    )
     return alt, caption
 
 
 def exactness_words(panels, tokens) -> tuple[str, str]:
     described = []
     for label, position, p, q, kept, topped, alpha in panels:
-        parts = [f"{quote(t)}: {exact(a)} kept + {exact(b)} from the residual = {exact(pp)} (q = {exact(qq)})"
-                 for t, pp, qq, a, b in zip(tokens, p, q, kept, topped) if pp or qq]
+        parts = [
+            f"{quote(t)}: {exact(a)} kept + {exact(b)} from the residual = {exact(pp)} (q = {exact(qq)})"
+            for t, pp, qq, a, b in zip(tokens, p, q, kept, topped)
+            if pp or qq
+        ]
         described.append(f"{label}, position {position}, acceptance rate {exact(alpha)}: " + "; ".join(parts))
-    alt = ("Bar chart, one panel per draft, three bars per token: the target's probability p (solid), then a stack "
-           "of the mass the check keeps, min(p, q) (dark), and on top what drawing from the residual after a rejection "
-           "adds, (1 \u2212 \u03b1) times r (dotted), which ends exactly at the height of p; then the draft's q "
-           "(outlined). " + ". ".join(described) + ".")
-    caption = ("For every token, the part the check keeps, min(p, q), plus the residual's share after a rejection, "
-               "(1 \u2212 \u03b1)\u00b7r, stacks up to the target's p exactly, however far the draft's q (outlined) is "
-               "from it. Shown: " + "; ".join(f"{lower_first(label)} at position {position} (\u03b1 = {exact(alpha)})"
-                                              for label, position, *_, alpha in panels) + ".")
+    alt = (
+        "Bar chart, one panel per draft, three bars per token: the target's probability p (solid), then a stack "
+        "of the mass the check keeps, min(p, q) (dark), and on top what drawing from the residual after a rejection "
+        "adds, (1 \u2212 \u03b1) times r (dotted), which ends exactly at the height of p; then the draft's q "
+        "(outlined). " + ". ".join(described) + "."
+    )
+    caption = (
+        "For every token, the part the check keeps, min(p, q), plus the residual's share after a rejection, "
+        "(1 \u2212 \u03b1)\u00b7r, stacks up to the target's p exactly, however far the draft's q (outlined) is "
+        "from it. Shown: "
+        + "; ".join(
+            f"{lower_first(label)} at position {position} (\u03b1 = {exact(alpha)})"
+            for label, position, *_, alpha in panels
+        )
+        + "."
+    )
     return alt, caption

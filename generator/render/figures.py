@@ -9,6 +9,7 @@ font it was measured in, the same bytes from build to build, and refused if any 
 from palette.py by role, and draw() makes the dark variant by mapping them (palette.dark). Colour never carries
 meaning alone: each colour is paired with a hatch, a marker, a line style or a label.
 """
+
 from __future__ import annotations
 
 import math
@@ -75,13 +76,20 @@ def draw(job) -> tuple[str, str, str, str, str]:
     except Exception as exc:
         raise FigureError(f"{SOURCE}: {job.name}: {job.ref.function}() failed: {type(exc).__name__}: {exc}") from None
 
+
 # --- 1. the two distributions at each position ---------------------------------------------------
 
 
 @figure
-def profile_bars(name: str, tokens: Sequence[str], target_rows: Sequence[Sequence[Number]],
-                 draft_rows: Sequence[Sequence[Number]], proposals: Sequence[int | str], title: str,
-                 accept_probabilities: Sequence[Number]) -> Figure:
+def profile_bars(
+    name: str,
+    tokens: Sequence[str],
+    target_rows: Sequence[Sequence[Number]],
+    draft_rows: Sequence[Sequence[Number]],
+    proposals: Sequence[int | str],
+    title: str,
+    accept_probabilities: Sequence[Number],
+) -> Figure:
     """One small panel per position, so the reader compares two bars for the same token rather than two curves.
 
     accept_probabilities are min(1, p/q) of each position's proposal, as the analysis computed them. The target
@@ -96,8 +104,12 @@ def profile_bars(name: str, tokens: Sequence[str], target_rows: Sequence[Sequenc
     cols, upright = panel_columns(canvas(1), tokens, k + 1)
     rows = math.ceil((k + 1) / cols)
     fig = canvas(0.75 + rows * (1.45 + (0.25 if upright else 0)))
-    heading(fig, title, [Patch(**TARGET_BAR), Patch(**DRAFT_BAR), Patch(**PROPOSED_BAR)],
-           ["target p", "draft q", "draft's proposal \u25bc"])
+    heading(
+        fig,
+        title,
+        [Patch(**TARGET_BAR), Patch(**DRAFT_BAR), Patch(**PROPOSED_BAR)],
+        ["target p", "draft q", "draft's proposal \u25bc"],
+    )
     for i, ax in enumerate(token_grid(fig, tokens, k + 1, cols, ymax, upright, "probability")):
         t = [float(p) for p in target_rows[i]]
         if i == k:
@@ -107,27 +119,53 @@ def profile_bars(name: str, tokens: Sequence[str], target_rows: Sequence[Sequenc
         d = [float(p) for p in draft_rows[i]]
         p = props[i]
         ax.bar([j - w / 2 for j in range(len(tokens))], t, w, **TARGET_BAR)
-        ax.bar([j + w / 2 for j in range(len(tokens)) if j != p], [d[j] for j in range(len(tokens)) if j != p], w,
-               **DRAFT_BAR)
+        ax.bar(
+            [j + w / 2 for j in range(len(tokens)) if j != p],
+            [d[j] for j in range(len(tokens)) if j != p],
+            w,
+            **DRAFT_BAR,
+        )
         ax.bar([p + w / 2], [d[p]], w, **PROPOSED_BAR)
         near = max(max(t[j], d[j]) for j in range(len(tokens)) if abs(j - p) <= 1)
         ax.plot([p + w / 2], [near + 0.07 * ymax], marker="v", color=INK, markersize=5, linestyle="none")
         side = "left" if p < len(tokens) / 2 else "right"
-        ax.annotate("proposal", (p + w / 2, near + 0.12 * ymax), ha=side, va="bottom",
-                    xytext=(-4 if side == "left" else 4, 0), textcoords="offset points")
+        ax.annotate(
+            "proposal",
+            (p + w / 2, near + 0.12 * ymax),
+            ha=side,
+            va="bottom",
+            xytext=(-4 if side == "left" else 4, 0),
+            textcoords="offset points",
+        )
         ax.set_title(f"position {i + 1}")
-    return Figure(name, finish(fig, name), *words.profile_bars_words(
-        props=props, target_rows=target_rows, k=k, accept_probabilities=accept_probabilities, tokens=tokens,
-        draft_rows=draft_rows, title=title))
+    return Figure(
+        name,
+        finish(fig, name),
+        *words.profile_bars_words(
+            props=props,
+            target_rows=target_rows,
+            k=k,
+            accept_probabilities=accept_probabilities,
+            tokens=tokens,
+            draft_rows=draft_rows,
+            title=title,
+        ),
+    )
 
 
 # --- 2. the sampler's output against the target -------------------------------------------------
 
 
 @figure
-def convergence_histograms(name: str, tokens: Sequence[str], position_labels: Sequence[str],
-                           target_rows: Sequence[Sequence[Number]], frequencies: Sequence[Sequence[Number]],
-                           samples: Sequence[int], title: str) -> Figure:
+def convergence_histograms(
+    name: str,
+    tokens: Sequence[str],
+    position_labels: Sequence[str],
+    target_rows: Sequence[Sequence[Number]],
+    frequencies: Sequence[Sequence[Number]],
+    samples: Sequence[int],
+    title: str,
+) -> Figure:
     """The target p as solid bars, what the sampler committed as a mark: agreement is a mark on its bar's top."""
     tokens = list(tokens)
     m = len(position_labels)
@@ -148,9 +186,19 @@ def convergence_histograms(name: str, tokens: Sequence[str], position_labels: Se
         ax.bar(range(len(tokens)), [float(v) for v in target_rows[i]], 0.62, **TARGET_BAR)
         ax.plot(range(len(tokens)), [float(v) for v in frequencies[i]], zorder=3, **observed)
         ax.set_title(heads[i])
-    return Figure(name, finish(fig, name), *words.convergence_histograms_words(
-        m=m, position_labels=position_labels, tokens=tokens, title=title, frequencies=frequencies,
-        target_rows=target_rows, counts=counts))
+    return Figure(
+        name,
+        finish(fig, name),
+        *words.convergence_histograms_words(
+            m=m,
+            position_labels=position_labels,
+            tokens=tokens,
+            title=title,
+            frequencies=frequencies,
+            target_rows=target_rows,
+            counts=counts,
+        ),
+    )
 
 
 # --- 3. how fast the Monte Carlo error shrinks --------------------------------------------------
@@ -159,8 +207,9 @@ MANY = 6  # more series than this are drawn as small multiples, one highlighted 
 
 
 @figure
-def error_vs_samples(name: str, series: Sequence[tuple[str, Sequence[tuple[int, Number]]]], title: str,
-                     slope: float | None = None) -> Figure:
+def error_vs_samples(
+    name: str, series: Sequence[tuple[str, Sequence[tuple[int, Number]]]], title: str, slope: float | None = None
+) -> Figure:
     """Log-log, so 1/sqrt(n) is a straight line the reader can hold each curve against.
 
     slope is the curves' mean fitted log-log slope, as the analysis computed it; None leaves it unsaid. Up to
@@ -192,9 +241,15 @@ def error_vs_samples(name: str, series: Sequence[tuple[str, Sequence[tuple[int, 
         handles = [Line2D([], [], **guide)]
         for i, (_label, pts) in enumerate(drawn):
             lap = i // len(PALETTE)
-            handles += ax.plot([n for n, _ in pts], [e for _, e in pts], color=PALETTE[i % len(PALETTE)],
-                               linewidth=1.3, marker=MARKERS[(i + lap) % len(MARKERS)], markersize=5,
-                               linestyle=("-", (0, (4, 2)), (0, (1, 1.5)))[lap % 3])
+            handles += ax.plot(
+                [n for n, _ in pts],
+                [e for _, e in pts],
+                color=PALETTE[i % len(PALETTE)],
+                linewidth=1.3,
+                marker=MARKERS[(i + lap) % len(MARKERS)],
+                markersize=5,
+                linestyle=("-", (0, (4, 2)), (0, (1, 1.5)))[lap % 3],
+            )
         heading(fig, title, handles, ["1/\u221an guide"] + [label for label, _ in drawn])
         ax.set_xlabel("samples n (log scale)")
         ax.set_ylabel("total variation (log scale)")
@@ -207,26 +262,42 @@ def error_vs_samples(name: str, series: Sequence[tuple[str, Sequence[tuple[int, 
             for other, opts in drawn:
                 if other != label:
                     ax.plot([n for n, _ in opts], [e for _, e in opts], color=GREY, linewidth=0.8)
-            ax.plot([n for n, _ in pts], [e for _, e in pts], color=TARGET, linewidth=1.6, marker="o", markersize=3.5,
-                    zorder=3)
+            ax.plot(
+                [n for n, _ in pts],
+                [e for _, e in pts],
+                color=TARGET,
+                linewidth=1.6,
+                marker="o",
+                markersize=3.5,
+                zorder=3,
+            )
             ax.set_title(label)
             if i + cols < len(drawn):
                 ax.tick_params(axis="x", labelbottom=False)
         fig.supxlabel("samples n", fontsize=FONT)
         fig.supylabel("total variation", fontsize=FONT)
-        heading(fig, title, [Line2D([], [], color=TARGET, linewidth=1.6, marker="o", markersize=3.5),
-                     Line2D([], [], color=GREY, linewidth=0.8), Line2D([], [], **guide)],
-               ["the panel's profile", "the others", "1/\u221an"])
-    return Figure(name, finish(fig, name), *words.error_vs_samples_words(many=many, slope=slope, drawn=drawn,
-                                                                          title=title))
+        heading(
+            fig,
+            title,
+            [
+                Line2D([], [], color=TARGET, linewidth=1.6, marker="o", markersize=3.5),
+                Line2D([], [], color=GREY, linewidth=0.8),
+                Line2D([], [], **guide),
+            ],
+            ["the panel's profile", "the others", "1/\u221an"],
+        )
+    return Figure(
+        name, finish(fig, name), *words.error_vs_samples_words(many=many, slope=slope, drawn=drawn, title=title)
+    )
 
 
 # --- 4. how many tokens one round commits -------------------------------------------------------
 
 
 @figure
-def round_length_distribution(name: str, series: Sequence[tuple[str, Sequence[Number]]], k: int,
-                              expected: Sequence[Number]) -> Figure:
+def round_length_distribution(
+    name: str, series: Sequence[tuple[str, Sequence[Number]]], k: int, expected: Sequence[Number]
+) -> Figure:
     """Grouped bars of P(N = n), each draft's expected N marked, since the mean is what the speedup uses.
 
     expected holds each series' E[N], as the analysis computed it.
@@ -248,8 +319,13 @@ def round_length_distribution(name: str, series: Sequence[tuple[str, Sequence[Nu
         y = ymax - lane * (i + 0.7)
         mu = means[i]
         ax.plot([mu, mu], [0, y], color=colour, linewidth=1.2, linestyle=(0, (2, 2)), zorder=3)
-        pin = {"marker": MARKERS[i % len(MARKERS)], "markersize": 7, "color": colour, "markeredgecolor": INK,
-               "linestyle": "none"}
+        pin = {
+            "marker": MARKERS[i % len(MARKERS)],
+            "markersize": 7,
+            "color": colour,
+            "markeredgecolor": INK,
+            "linestyle": "none",
+        }
         ax.plot([mu], [y], zorder=4, **pin)
         # beside its marker, on the side where no taller dashed line (an earlier draft's) and no axis edge is in the way
         span = (text_width(fig, f"E[N] = {decimal(mu)}") + 14) * (k + 1.2) / (WIDTH * 72 - 60)
@@ -257,31 +333,51 @@ def round_length_distribution(name: str, series: Sequence[tuple[str, Sequence[Nu
         clear_left = mu - span > 0.4 and not any(mu - span < other < mu for other in means[:i])
         if clear_right or clear_left:  # else the legend alone gives this E[N]
             right = clear_right if clear_right != clear_left else mu < (0.4 + k + 1.6) / 2
-            ax.annotate(f"E[N] = {decimal(mu)}", (mu, y), xytext=(7 if right else -7, 0), textcoords="offset points",
-                        ha="left" if right else "right", va="center")
+            ax.annotate(
+                f"E[N] = {decimal(mu)}",
+                (mu, y),
+                xytext=(7 if right else -7, 0),
+                textcoords="offset points",
+                ha="left" if right else "right",
+                va="center",
+            )
         handles.append((Patch(**bar_style(i)), Line2D([], [], **pin)))
     yticks = [v for v in matplotlib.ticker.MaxNLocator(4).tick_values(0, top) if 0 <= v <= top * 1.1]
     bar_axes(ax, (0.4, k + 1.6), ymax, n_values, yticks, decimals.pct)
-    ax.set_xlabel(wrap(fig, f"tokens committed in one round, N (k = {k} proposals; N = {k + 1}: all accepted plus "
-                            "the bonus)", WIDTH * 72 - 60))
+    ax.set_xlabel(
+        wrap(
+            fig,
+            f"tokens committed in one round, N (k = {k} proposals; N = {k + 1}: all accepted plus the bonus)",
+            WIDTH * 72 - 60,
+        )
+    )
     ax.set_ylabel("probability")
     heading(fig, "", handles, [f"{label}, E[N] = {decimal(mu)}" for (label, _), mu in zip(series, means)], most=1)
-    return Figure(name, finish(fig, name), *words.round_length_distribution_words(k=k, series=series, means=means,
-                                                                                    n_values=n_values))
+    return Figure(
+        name,
+        finish(fig, name),
+        *words.round_length_distribution_words(k=k, series=series, means=means, n_values=n_values),
+    )
 
 
 # --- 5. speedup against draft length ------------------------------------------------------------
 
 
 @figure
-def speedup_vs_k(name: str, curves: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
-                 best: Sequence[tuple[str, int, Number]], cost: Number | None = None) -> Figure:
+def speedup_vs_k(
+    name: str,
+    curves: Sequence[tuple[str, Sequence[tuple[int, Number]]]],
+    best: Sequence[tuple[str, int, Number]],
+    cost: Number | None = None,
+) -> Figure:
     """Each curve rises while another draft token is likely to be kept and falls once it mostly costs; the star is
     the turn. cost is the draft's cost per token as a fraction of a target step (c); the title names it."""
     ks = sorted({int(kk) for _, pts in curves for kk, _ in pts})
     values = [float(s) for _, pts in curves for _, s in pts] + [1.0]
     best_of = {label: (kk, s) for label, kk, s in best}
-    title = "Speedup against draft length K" + (f" at draft cost c\u00a0=\u00a0{exact(cost)}" if cost is not None else "")
+    title = "Speedup against draft length K" + (
+        f" at draft cost c\u00a0=\u00a0{exact(cost)}" if cost is not None else ""
+    )
     lo, hi = min(values), max(values)
     fig = canvas(4.0)
     ax = fig.add_subplot()
@@ -290,16 +386,33 @@ def speedup_vs_k(name: str, curves: Sequence[tuple[str, Sequence[tuple[int, Numb
     handles, labels = [], []
     for i, (label, pts) in enumerate(curves):
         colour = PALETTE[i % len(PALETTE)]
-        handles += ax.plot([int(kk) for kk, _ in pts], [float(s) for _, s in pts], color=colour, linewidth=1.5,
-                           marker=MARKERS[i % len(MARKERS)], markersize=4.5)
+        handles += ax.plot(
+            [int(kk) for kk, _ in pts],
+            [float(s) for _, s in pts],
+            color=colour,
+            linewidth=1.5,
+            marker=MARKERS[i % len(MARKERS)],
+            markersize=4.5,
+        )
         if label in best_of:
             kk, s = best_of[label]
-            ax.plot([kk], [float(s)], marker="*", markersize=14, color=colour, markeredgecolor=INK,
-                    markeredgewidth=0.8, linestyle="none", zorder=4)
+            ax.plot(
+                [kk],
+                [float(s)],
+                marker="*",
+                markersize=14,
+                color=colour,
+                markeredgecolor=INK,
+                markeredgewidth=0.8,
+                linestyle="none",
+                zorder=4,
+            )
             label = f"{label}, best K = {kk}"
         labels.append(label)
-    handles += [Line2D([], [], marker="*", markersize=12, color=MUTED, markeredgecolor=INK, linestyle="none"),
-                Line2D([], [], **flat)]
+    handles += [
+        Line2D([], [], marker="*", markersize=12, color=MUTED, markeredgecolor=INK, linestyle="none"),
+        Line2D([], [], **flat),
+    ]
     labels += ["best K", "no gain (1\u00d7)"]
     ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
     ax.set_ylim(min(0.8, lo - 0.1), hi + 0.12 * (hi - min(lo, 1)))
@@ -311,17 +424,26 @@ def speedup_vs_k(name: str, curves: Sequence[tuple[str, Sequence[tuple[int, Numb
     ax.set_xlabel("draft length K")
     ax.set_ylabel("speedup \u00d7")
     heading(fig, title, handles, labels, most=2)
-    return Figure(name, finish(fig, name), *words.speedup_vs_k_words(curves=curves, best=best, cost=cost,
-                                                                       best_of=best_of))
+    return Figure(
+        name, finish(fig, name), *words.speedup_vs_k_words(curves=curves, best=best, cost=cost, best_of=best_of)
+    )
 
 
 # --- 6. why verifying several positions costs about as much as one ------------------------------
 
 
 @figure
-def roofline(name: str, positions: Sequence[int], times_ms: Sequence[Number], memory_ms: Number, compute_ms: Number,
-             model_label: str, knee: Number | None = None, draft_positions: int | None = None,
-             draft_ms: Number | None = None) -> Figure:
+def roofline(
+    name: str,
+    positions: Sequence[int],
+    times_ms: Sequence[Number],
+    memory_ms: Number,
+    compute_ms: Number,
+    model_label: str,
+    knee: Number | None = None,
+    draft_positions: int | None = None,
+    draft_ms: Number | None = None,
+) -> Figure:
     """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
 
     memory_ms is the weight-reading floor, compute_ms the compute time per scored position (a straight slope). knee
@@ -339,21 +461,39 @@ def roofline(name: str, positions: Sequence[int], times_ms: Sequence[Number], me
     compute = {"color": PALETTE[1], "linewidth": 1.8, "linestyle": (0, (1.5, 2))}
     modelled = {"color": INK, "linewidth": 1.8, "marker": "o", "markersize": 4}
     ylim = (min(times + floor) / 1.6, max(times + slope) * 1.4)
-    powers = [p for p in (2 ** e for e in range(24)) if pos[0] <= p <= pos[-1]]
-    log_log(ax, (pos[0] / 1.3, pos[-1] * 1.3), ylim, powers[::max(1, math.ceil(len(powers) / 6))], log_ticks(*ylim))
+    powers = [p for p in (2**e for e in range(24)) if pos[0] <= p <= pos[-1]]
+    log_log(ax, (pos[0] / 1.3, pos[-1] * 1.3), ylim, powers[:: max(1, math.ceil(len(powers) / 6))], log_ticks(*ylim))
     handles = ax.plot(pos, floor, **memory) + ax.plot(pos, slope, **compute) + ax.plot(pos, times, **modelled)
     if crossing is not None and pos[0] <= crossing <= pos[-1]:
         ax.axvline(crossing, color=MUTED, linewidth=0.9, linestyle=(0, (1, 1.65)))
-        ax.annotate(f"knee \u2248 {decimal(crossing, 0)}", (crossing, ylim[1]), xytext=(-4, -4), textcoords="offset points",
-                    ha="right", va="top", color=MUTED)
+        ax.annotate(
+            f"knee \u2248 {decimal(crossing, 0)}",
+            (crossing, ylim[1]),
+            xytext=(-4, -4),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            color=MUTED,
+        )
     ax.set_xlabel("positions scored in one forward pass (log scale)")
     ax.set_ylabel("time per pass, ms (log)")
     ax.set_title(wrap(fig, f"A model, not a measurement: {model_label}", WIDTH * 72 - 70), loc="left", color=MUTED)
-    heading(fig, "Time per forward pass (a cost model)", handles, ["memory floor", "compute slope", "modelled time"],
-            most=2)
-    return Figure(name, finish(fig, name), *words.roofline_words(
-        crossing=crossing, model_label=model_label, draft_positions=draft_positions, draft_ms=draft_ms, times=times,
-        pos=pos, flat=flat))
+    heading(
+        fig, "Time per forward pass (a cost model)", handles, ["memory floor", "compute slope", "modelled time"], most=2
+    )
+    return Figure(
+        name,
+        finish(fig, name),
+        *words.roofline_words(
+            crossing=crossing,
+            model_label=model_label,
+            draft_positions=draft_positions,
+            draft_ms=draft_ms,
+            times=times,
+            pos=pos,
+            flat=flat,
+        ),
+    )
 
 
 # --- 7. acceptance rate per position ------------------------------------------------------------
@@ -375,8 +515,14 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
         ax.bar([j + offset for j in range(len(alphas))], [float(a) for a in alphas], width * 0.92, **bar_style(i))
         if printed:
             for j, a in enumerate(alphas):
-                ax.annotate(exact(a), (j + offset, float(a)), xytext=(0, 2), textcoords="offset points", ha="center",
-                            va="bottom")
+                ax.annotate(
+                    exact(a),
+                    (j + offset, float(a)),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                )
     bar_axes(ax, (-0.5, len(labels) - 0.5), 1.14, range(len(labels)), [0, 0.25, 0.5, 0.75, 1])
     ax.set_xticklabels(shown)
     ax.set_xlabel("position")
@@ -389,8 +535,9 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
 
 
 @figure
-def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Number, k: int,
-             lanes: Sequence[tuple[str, Number]]) -> Figure:
+def timeline(
+    name: str, draft_step: Number, verify_step: Number, round_cost: Number, k: int, lanes: Sequence[tuple[str, Number]]
+) -> Figure:
     """Lanes over the same span of time, in target passes: plain decoding on top, then each draft's rounds.
 
     `lanes` holds, per draft, its name and its expected tokens per round E[N]. A plain pass costs `verify_step`; a
@@ -407,8 +554,10 @@ def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Num
     bar, lane_gap = 0.2, 0.2  # inches: a bar's height, and the space between a bar and the next lane's label
     probe = canvas(1)
     labels = [f"Plain decoding: {decimal(plain, 0) if plain.denominator == 1 else decimal(plain)} tokens"]
-    labels += [wrap(probe, f"{label}: {decimal(total)} tokens expected", WIDTH * 72 - 24)
-               for (label, _), total in zip(lanes, totals)]
+    labels += [
+        wrap(probe, f"{label}: {decimal(total)} tokens expected", WIDTH * 72 - 24)
+        for (label, _), total in zip(lanes, totals)
+    ]
     heights = [bar + lane_gap + 0.19 * (lab.count("\n") + 1) for lab in labels]
     fig = canvas(1.15 + sum(heights))  # the key above and the time axis below take about 1.1 inches
     ax = fig.add_subplot()
@@ -443,8 +592,13 @@ def timeline(name: str, draft_step: Number, verify_step: Number, round_cost: Num
     ax.set_axisbelow(True)
     ax.set_xlabel("time, in target passes")
     heading(fig, "", [Patch(**target), Patch(**drafting)], ["target pass", f"draft step ({exact(draft_step)} pass)"])
-    return Figure(name, finish(fig, name), *words.timeline_words(
-        rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes, totals=totals, span=span, passes=passes))
+    return Figure(
+        name,
+        finish(fig, name),
+        *words.timeline_words(
+            rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes, totals=totals, span=span, passes=passes
+        ),
+    )
 
 
 # --- 9. why the output is exact: what the check keeps plus what the residual adds is p ----------
@@ -478,7 +632,11 @@ def exactness(
         ax.bar(xs, [float(v) for v in topped], w, [float(v) for v in kept], **residual)
         ax.bar([j + w for j in xs], [float(v) for v in q], w, **DRAFT_BAR)
         ax.set_title(wrap(probe, f"{label}, position {position} (\u03b1 = {exact(alpha)})", WIDTH * 72 - 60))
-    heading(fig, "Kept plus residual is exactly p, whatever q is",
-            [Patch(**TARGET_BAR), Patch(**accepted), Patch(**residual), Patch(**DRAFT_BAR)],
-            ["target p", "kept: min(p, q)", "residual: (1 \u2212 \u03b1)\u00b7r", "draft q"], most=2)
+    heading(
+        fig,
+        "Kept plus residual is exactly p, whatever q is",
+        [Patch(**TARGET_BAR), Patch(**accepted), Patch(**residual), Patch(**DRAFT_BAR)],
+        ["target p", "kept: min(p, q)", "residual: (1 \u2212 \u03b1)\u00b7r", "draft q"],
+        most=2,
+    )
     return Figure(name, finish(fig, name), *words.exactness_words(panels=panels, tokens=tokens))

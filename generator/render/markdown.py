@@ -6,6 +6,7 @@ placeholders are swapped for the widgets' HTML, formulas become MathML (math.py)
 link gets a name, each table and display equation becomes a named, focusable scroll box, and each
 link that leaves the site gets rel="noopener noreferrer".
 """
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,10 @@ def _math_inline(self, tokens, idx, options, env) -> str:
 
 def _math_block(self, tokens, idx, options, env) -> str:
     tok = tokens[idx]
-    return (f'<div class="math block" role="group" tabindex="0" aria-label="{tok.meta["label"]}">\n'
-            f'{tok.meta["mathml"]}\n</div>\n')
+    return (
+        f'<div class="math block" role="group" tabindex="0" aria-label="{tok.meta["label"]}">\n'
+        f"{tok.meta['mathml']}\n</div>\n"
+    )
 
 
 def markdown_renderer() -> MarkdownIt:
@@ -73,8 +76,10 @@ def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
             if widget:  # a placeholder block: swapped for its widget's HTML
                 n, written = int(widget.group(1)), widget.group(0).strip()
                 if n >= len(widgets) or used[n]:
-                    raise MarkupProblem(f"a widget placeholder cannot be written by hand ({written}); "
-                                        'use {{ widget("name") }}', written)
+                    raise MarkupProblem(
+                        f'a widget placeholder cannot be written by hand ({written}); use {{{{ widget("name") }}}}',
+                        written,
+                    )
                 used[n] = True
                 tok.content = widgets[n] + widget.group(2)
             elif tok.type == "html_block":
@@ -93,15 +98,20 @@ def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:
                     if leaves_site(href) and child.attrGet("rel") is None:
                         child.attrSet("rel", NOOPENER.split('"')[1])
                 elif child.type == "text" and (loose := _LOOSE_FOOTNOTE.search(child.content)):
-                    raise MarkupProblem(f"footnote [^{loose.group(1)}] has no definition "
-                                        f"(add a line '[^{loose.group(1)}]: ...')", loose.group(0))
+                    raise MarkupProblem(
+                        f"footnote [^{loose.group(1)}] has no definition (add a line '[^{loose.group(1)}]: ...')",
+                        loose.group(0),
+                    )
         except MarkupProblem as exc:
             if exc.line is None:
                 exc.line = line
             raise exc from None
     if not all(used):
-        raise MarkupProblem("a widget must stand on a line of its own, outside code and lists "
-                            f"(widget {used.index(False) + 1} of the page did not)", "widget(")
+        raise MarkupProblem(
+            "a widget must stand on a line of its own, outside code and lists "
+            f"(widget {used.index(False) + 1} of the page did not)",
+            "widget(",
+        )
 
 
 def _label_boxes(tokens: list[Token]) -> tuple[list[Token], list[Heading]]:

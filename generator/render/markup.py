@@ -8,6 +8,7 @@ rule to every link in a built site.
 
 This module imports nothing heavy: `check` uses it without Markdown or Jinja.
 """
+
 from __future__ import annotations
 
 import html
@@ -75,16 +76,86 @@ def leaves_site(value: str) -> bool:
 # Raw HTML in a page's Markdown: only these harmless tags and attributes. Nothing that loads, runs or
 # styles (script, style, link, meta, iframe, img, on*=, style=, src): links and pictures are written in
 # Markdown or come from widgets, so the CSP and `check` have nothing to be surprised by.
-RAW_HTML_TAGS = frozenset({
-    "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "data", "dd", "del", "details", "dfn",
-    "div", "dl", "dt", "em", "figcaption", "figure", "h2", "h3", "h4", "hr", "i", "ins", "kbd", "li", "mark", "ol",
-    "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
-    "thead", "time", "tr", "u", "ul", "var", "wbr",
-})
-RAW_HTML_ATTRIBUTES = frozenset({
-    "aria-describedby", "aria-hidden", "aria-label", "class", "colspan", "datetime", "dir", "hidden", "href",
-    "hreflang", "id", "lang", "open", "rel", "role", "rowspan", "scope", "title", "value",
-})
+RAW_HTML_TAGS = frozenset(
+    {
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "blockquote",
+        "br",
+        "caption",
+        "cite",
+        "code",
+        "data",
+        "dd",
+        "del",
+        "details",
+        "dfn",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "figcaption",
+        "figure",
+        "h2",
+        "h3",
+        "h4",
+        "hr",
+        "i",
+        "ins",
+        "kbd",
+        "li",
+        "mark",
+        "ol",
+        "p",
+        "pre",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "time",
+        "tr",
+        "u",
+        "ul",
+        "var",
+        "wbr",
+    }
+)
+RAW_HTML_ATTRIBUTES = frozenset(
+    {
+        "aria-describedby",
+        "aria-hidden",
+        "aria-label",
+        "class",
+        "colspan",
+        "datetime",
+        "dir",
+        "hidden",
+        "href",
+        "hreflang",
+        "id",
+        "lang",
+        "open",
+        "rel",
+        "role",
+        "rowspan",
+        "scope",
+        "title",
+        "value",
+    }
+)
 NOOPENER = ' rel="noopener noreferrer"'
 
 

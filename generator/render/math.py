@@ -5,6 +5,7 @@ to about two thirds of the text); a display equation is cut before each top-leve
 a phone can wrap it. A formula nested deeper than MAX_DEPTH is refused, and every failure is a
 MarkupProblem that names the formula, which the page turns into its file and line.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,7 @@ _OPENS = re.compile(r"\\left(?![a-zA-Z])|(?<!\\)\{|\\right(?![a-zA-Z])|(?<!\\)\}
 
 def _cut(formula: str) -> str:
     text = " ".join(formula.split())
-    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
 
 
 def nesting(tex: str) -> int:
@@ -36,13 +37,13 @@ def _group(tex: str, i: int) -> tuple[str, int]:
     while i < len(tex) and tex[i] == " ":
         i += 1
     if i >= len(tex) or tex[i] != "{":
-        return tex[i:i + 1], i + 1
+        return tex[i : i + 1], i + 1
     depth = 0
     for j in range(i, len(tex)):
         depth += {"{": 1, "}": -1}.get(tex[j], 0)
         if depth == 0:
-            return tex[i + 1:j], j + 1
-    return tex[i + 1:], len(tex)
+            return tex[i + 1 : j], j + 1
+    return tex[i + 1 :], len(tex)
 
 
 _FRAC = re.compile(r"\\[dt]?frac(?![a-zA-Z])")
@@ -60,7 +61,7 @@ def slash_fractions(tex: str) -> str:
         for part in (slash_fractions(top), slash_fractions(bottom)):
             part = part.strip()
             parts.append(part if _SIMPLE.fullmatch(part) else f"\\left({part}\\right)")
-        out.append(f"{tex[i:m.start()]}{{{parts[0]}/{parts[1]}}}")
+        out.append(f"{tex[i : m.start()]}{{{parts[0]}/{parts[1]}}}")
         i = j
     return "".join(out) + tex[i:]
 
@@ -78,8 +79,8 @@ def equation_lines(tex: str) -> list[str]:
             depth += 1
         elif token in ("}", ")", "]", "\\right"):
             depth -= 1
-        elif depth == 0 and tex[start:m.start()].strip():
-            pieces.append(tex[start:m.start()])
+        elif depth == 0 and tex[start : m.start()].strip():
+            pieces.append(tex[start : m.start()])
             start = m.start()
     pieces.append(tex[start:])
     return [p.strip() for p in pieces if p.strip()]
@@ -94,8 +95,7 @@ def _converted(formula: str, tex: str, display: str) -> str:
         raise MarkupProblem(f"the formula ${_cut(formula)}$ is nested too deeply to convert", formula) from None
     except Exception as exc:  # latex2mathml's own errors (a missing brace, a double superscript) and any other
         why = f"{type(exc).__name__}{': ' + str(exc).splitlines()[0][:120] if str(exc).strip() else ''}"
-        raise MarkupProblem(f"the formula ${_cut(formula)}$ cannot be converted to MathML ({why})",
-                            formula) from None
+        raise MarkupProblem(f"the formula ${_cut(formula)}$ cannot be converted to MathML ({why})", formula) from None
     unknown = _UNKNOWN_MACRO.search(mathml)
     if unknown:  # latex2mathml prints a macro it does not know as its own name: the reader would see "\\foo"
         raise MarkupProblem(f"unknown LaTeX macro \\{unknown.group(1)} in ${formula.strip()}$", f"\\{unknown.group(1)}")
@@ -105,8 +105,9 @@ def _converted(formula: str, tex: str, display: str) -> str:
 def to_mathml(formula: str, display_mode: bool) -> str:
     """A formula as MathML: inline (its fractions slashed), or display (one <math> per line piece)."""
     if nesting(formula) > MAX_DEPTH:
-        raise MarkupProblem(f"the formula ${_cut(formula)}$ is nested more than {MAX_DEPTH} levels deep "
-                            f"(braces or \\left)", formula)
+        raise MarkupProblem(
+            f"the formula ${_cut(formula)}$ is nested more than {MAX_DEPTH} levels deep (braces or \\left)", formula
+        )
     if not display_mode:
         return _converted(formula, slash_fractions(formula), "inline")
     lines = equation_lines(formula)

@@ -7,6 +7,7 @@ leaves a comment placeholder that becomes a block of its own in Markdown and is 
 rendered partial there. Nothing here computes a number, and nothing a page writes can run code: the
 templates run in Jinja's sandbox. Every failure is one line naming the page (or template) and line.
 """
+
 from __future__ import annotations
 
 import re
@@ -71,8 +72,10 @@ def load_page(path: Path, part: str = "main") -> Page:
     except OSError:
         size = 0  # read_text says why it cannot be read
     if size > MAX_PAGE_BYTES:
-        raise PageError(f"{path}: line 1: the page is {size:,} bytes; a page may be at most "
-                        f"{MAX_PAGE_BYTES // 1_000_000} MB (split it into several pages)")
+        raise PageError(
+            f"{path}: line 1: the page is {size:,} bytes; a page may be at most "
+            f"{MAX_PAGE_BYTES // 1_000_000} MB (split it into several pages)"
+        )
     text = read_text(path, "page", PageError)
     m = _FRONT_MATTER.match(text)
     if not m:
@@ -82,7 +85,9 @@ def load_page(path: Path, part: str = "main") -> Page:
         raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values")
     unknown = sorted(set(map(str, meta)) - _PAGE_KEYS)
     if unknown:
-        raise PageError(f"{path}: front matter: unknown key {shown(unknown[0])} (known: {', '.join(sorted(_PAGE_KEYS))})")
+        raise PageError(
+            f"{path}: front matter: unknown key {shown(unknown[0])} (known: {', '.join(sorted(_PAGE_KEYS))})"
+        )
     if not isinstance(meta.get("title"), str) or not meta["title"].strip():
         raise PageError(f"{path}: front matter: missing 'title'")
     for key in ("nav_title", "description", "slug"):
@@ -90,17 +95,25 @@ def load_page(path: Path, part: str = "main") -> Page:
             raise PageError(f"{path}: front matter: {key}: must be text, not {shown(meta[key])}")
     slug = meta.get("slug") or path.stem
     if not _SLUG.match(slug) or slug in _RESERVED_SLUGS:
-        raise PageError(f"{path}: front matter: slug: {shown(slug)} cannot name a page file (use lower-case letters, "
-                        f"digits and hyphens; not {', '.join(sorted(_RESERVED_SLUGS))})")
+        raise PageError(
+            f"{path}: front matter: slug: {shown(slug)} cannot name a page file (use lower-case letters, "
+            f"digits and hyphens; not {', '.join(sorted(_RESERVED_SLUGS))})"
+        )
     return Page(
-        slug=slug, source=path, title=meta["title"],
-        nav_title=meta.get("nav_title") or meta["title"], description=meta.get("description") or "",
-        markdown=text[m.end():], body_line=text[: m.end()].count("\n") + 1, part=part,
+        slug=slug,
+        source=path,
+        title=meta["title"],
+        nav_title=meta.get("nav_title") or meta["title"],
+        description=meta.get("description") or "",
+        markdown=text[m.end() :],
+        body_line=text[: m.end()].count("\n") + 1,
+        part=part,
     )
 
 
-def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
-               appendix: tuple[str, ...] = ()) -> list[Page]:
+def load_pages(
+    pages_dir: Path, order: tuple[str, ...], config_source: str, appendix: tuple[str, ...] = ()
+) -> list[Page]:
     """The main path then the appendix, in reading order; every Markdown file must be listed once, every listed
     page must exist, and no two pages may write the same output file."""
     found = {p.stem: p for p in sorted(pages_dir.glob("*.md"))}
@@ -112,8 +125,10 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
             first[slug] = f"{key}[{i}]"
         missing = [slug for slug in slugs if slug not in found]
         if missing:
-            raise PageError(f"{config_source}: {key}: {shown(missing[0])} is listed but "
-                            f"{pages_dir / (missing[0] + '.md')} does not exist")
+            raise PageError(
+                f"{config_source}: {key}: {shown(missing[0])} is listed but "
+                f"{pages_dir / (missing[0] + '.md')} does not exist"
+            )
     unlisted = sorted(set(found) - set(order) - set(appendix))
     if unlisted:
         raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' or 'appendix' in {config_source}")
@@ -121,8 +136,10 @@ def load_pages(pages_dir: Path, order: tuple[str, ...], config_source: str,
     owner: dict[str, Page] = {}
     for page in pages:
         if page.url in owner:
-            raise PageError(f"{page.source}: front matter: slug: {page.slug!r} would overwrite {page.url}, "
-                            f"which {owner[page.url].source} already writes")
+            raise PageError(
+                f"{page.source}: front matter: slug: {page.slug!r} would overwrite {page.url}, "
+                f"which {owner[page.url].source} already writes"
+            )
         owner[page.url] = page
     for before, after in zip(pages, pages[1:]):
         before.next, after.prev = after, before
@@ -146,10 +163,18 @@ def mathfrac(value: Any) -> str:
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
-FILTERS = MappingProxyType({
-    "fixed": fixed, "frac": frac, "pct": pct, "points": points, "times": times, "sci": sci, "thousands": thousands,
-    "mathfrac": mathfrac,
-})
+FILTERS = MappingProxyType(
+    {
+        "fixed": fixed,
+        "frac": frac,
+        "pct": pct,
+        "points": points,
+        "times": times,
+        "sci": sci,
+        "thousands": thousands,
+        "mathfrac": mathfrac,
+    }
+)
 
 
 # --- Jinja -------------------------------------------------------------------------------------
@@ -252,16 +277,20 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
     except Exception as exc:  # Jinja, the sandbox, a filter given the wrong value, a widget's template
         raise template_error(exc, page) from None
     if size > MAX_PAGE_BYTES:
-        raise PageError(f"{page.source}: line {page.body_line}: the page's text grows past "
-                        f"{MAX_PAGE_BYTES // 1_000_000} MB when its templates run (the limit for a page)")
+        raise PageError(
+            f"{page.source}: line {page.body_line}: the page's text grows past "
+            f"{MAX_PAGE_BYTES // 1_000_000} MB when its templates run (the limit for a page)"
+        )
     try:
         page.html, page.headings = render_markdown(md, "".join(pieces), widgets.rendered)
     except MarkupProblem as exc:
         line = _source_line(page, exc)
         raise PageError(f"{page.source}: {f'line {line}: ' if line else ''}{exc}") from None
     except Exception as exc:  # markdown-it or a plugin failing on this text
-        raise PageError(f"{page.source}: line {page.body_line}: the Markdown cannot be rendered "
-                        f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})") from None
+        raise PageError(
+            f"{page.source}: line {page.body_line}: the Markdown cannot be rendered "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+        ) from None
     page.shows_numbers = "{{" in page.markdown  # its numbers (or figures) come from the build: link the data
 
 

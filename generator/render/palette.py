@@ -8,6 +8,7 @@ The light palette is Okabe-Ito (yellow left out: it vanishes on white); the dark
 hue and lifts its lightness, so the series stay as far apart for a colour-blind reader, and the
 marks, hatches and dashes that carry meaning besides colour are untouched.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,31 +33,35 @@ ACCEPTED = "#00466E"
 RESIDUAL = PALETTE[5]
 
 # Light colour -> dark colour. The dark card is the page's surface colour (style.css --surface).
-DARK = MappingProxyType({
-    INK: "#e7e5e0",
-    MUTED: "#a7abb4",
-    FAINT: "#363b45",
-    CARD: "#1d2026",
-    CARD_EDGE: "#3a3f4a",
-    GREY: "#4a505c",
-    "#0072b2": "#5aa9e6",
-    "#d55e00": "#f0883e",
-    "#009e73": "#3cc59a",
-    "#cc79a7": "#e59cc6",
-    "#e69f00": "#f5b83d",
-    "#56b4e9": "#a4d8f6",
-    "#000000": "#f4f4f4",
-    "#00466e": "#2f86c8",
-})
+DARK = MappingProxyType(
+    {
+        INK: "#e7e5e0",
+        MUTED: "#a7abb4",
+        FAINT: "#363b45",
+        CARD: "#1d2026",
+        CARD_EDGE: "#3a3f4a",
+        GREY: "#4a505c",
+        "#0072b2": "#5aa9e6",
+        "#d55e00": "#f0883e",
+        "#009e73": "#3cc59a",
+        "#cc79a7": "#e59cc6",
+        "#e69f00": "#f5b83d",
+        "#56b4e9": "#a4d8f6",
+        "#000000": "#f4f4f4",
+        "#00466e": "#2f86c8",
+    }
+)
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
 
 
 def dark(svg: str) -> str:
     """The same figure for a dark page: every colour swapped for its dark counterpart, nothing else changed."""
+
     def swap(m: re.Match) -> str:
         colour = m.group(0).lower()
         if colour not in DARK:
             raise ValueError(f"figure colour {colour} has no dark counterpart in generator/render/palette.py")
         return DARK[colour]
+
     return _COLOUR.sub(swap, svg)

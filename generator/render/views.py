@@ -4,6 +4,7 @@ Views add presentation (labels instead of token indices, HTML anchors, titles) a
 number: every probability here is the facts' own Fraction. A view exposes its facts' fields under
 the same names, so a template writes `p.expected_tokens` whether it holds facts or a view.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ class Chip:
 @dataclass(frozen=True)
 class Bar:
     """One token's row in a check frame: the target's p and the draft's q, drawn as bars of that length."""
+
     token: str
     p: Fraction
     q: Fraction
@@ -137,8 +139,10 @@ class RoundView:
         """What the round's last frame says: how many proposals passed and what one target pass committed."""
         n = len(self.committed)
         bonus = " and the bonus drawn" if self.has_bonus else ""
-        return (f"The round is over: {self.accepted} of {len(self.proposals)} proposals accepted{bonus}, so {n} "
-                f"token{'' if n == 1 else 's'} committed for one pass of the target.")
+        return (
+            f"The round is over: {self.accepted} of {len(self.proposals)} proposals accepted{bonus}, so {n} "
+            f"token{'' if n == 1 else 's'} committed for one pass of the target."
+        )
 
     @property
     def every_verdict_certain(self) -> bool:
@@ -187,6 +191,7 @@ class SpeedupPanelView(_Delegates):
 @dataclass(frozen=True)
 class NotableView:
     """Each fact worth noticing as (profile, frame): the first authored frame that shows it."""
+
     outright: tuple[ProfileView, FrameView]  # a ratio of at least 1: accepted without a draw
     target_zero: tuple[ProfileView, FrameView]  # the target gives the proposal 0: rejected without a draw
     drops_later: tuple[ProfileView, FrameView]  # a rejection drops every later proposal
@@ -246,32 +251,53 @@ def chips(f: Frame, r: Round, tokens) -> tuple[Chip, ...]:
     return tuple(out)
 
 
-def frame_view(profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens,
-               positions: tuple[PositionFacts, ...] = ()) -> FrameView:
+def frame_view(
+    profile_id: str, round_id: str, number: int, f: Frame, r: Round, tokens, positions: tuple[PositionFacts, ...] = ()
+) -> FrameView:
     position = next((v for v in positions if v.position == f.position), None)
     own = chips(f, r, tokens)
     before = chips(r.frames[number - 2], r, tokens) if f.kind in ("verify", "bonus") else own
     return FrameView(
-        id=f"frame-{profile_id}-{round_id}-{number}", number=number, kind=f.kind, title=frame_title(f, tokens),
-        position=f.position, proposal=_token(tokens, f.proposal),
-        p_target=f.p_target, p_draft=f.p_draft, ratio=f.ratio, accept_probability=f.accept_probability,
-        u=None if f.u is None else float(f.u), u_text=_draw_text(f.u),
-        verdict=f.verdict, residual=_labelled(tokens, f.residual),
-        replacement=_token(tokens, f.replacement), replacement_u_text=_draw_text(f.replacement_u),
+        id=f"frame-{profile_id}-{round_id}-{number}",
+        number=number,
+        kind=f.kind,
+        title=frame_title(f, tokens),
+        position=f.position,
+        proposal=_token(tokens, f.proposal),
+        p_target=f.p_target,
+        p_draft=f.p_draft,
+        ratio=f.ratio,
+        accept_probability=f.accept_probability,
+        u=None if f.u is None else float(f.u),
+        u_text=_draw_text(f.u),
+        verdict=f.verdict,
+        residual=_labelled(tokens, f.residual),
+        replacement=_token(tokens, f.replacement),
+        replacement_u_text=_draw_text(f.replacement_u),
         bonus_distribution=_labelled(tokens, f.bonus_distribution),
-        bonus=_token(tokens, f.bonus), bonus_u_text=_draw_text(f.bonus_u), chips=own,
-        certain=f.kind == "verify" and f.u is None, bars=bars(f, position, tokens), shown_chips=before,
+        bonus=_token(tokens, f.bonus),
+        bonus_u_text=_draw_text(f.bonus_u),
+        chips=own,
+        certain=f.kind == "verify" and f.u is None,
+        bars=bars(f, position, tokens),
+        shown_chips=before,
     )
 
 
-def round_view(profile_id: str, round_id: str, label: str, r: Round, tokens,
-               positions: tuple[PositionFacts, ...] = ()) -> RoundView:
+def round_view(
+    profile_id: str, round_id: str, label: str, r: Round, tokens, positions: tuple[PositionFacts, ...] = ()
+) -> RoundView:
     frames = tuple(
         frame_view(profile_id, round_id, n, f, r, tokens, positions) for n, f in enumerate(r.frames, start=1)
     )
     return RoundView(
-        round_id, label, tuple(tokens[x] for x in r.proposals), tuple(tokens[x] for x in r.committed),
-        r.accepted, _token(tokens, r.bonus), frames,
+        round_id,
+        label,
+        tuple(tokens[x] for x in r.proposals),
+        tuple(tokens[x] for x in r.committed),
+        r.accepted,
+        _token(tokens, r.bonus),
+        frames,
     )
 
 
@@ -285,8 +311,14 @@ def profile_view(p: ProfileFacts, tokens, figures: Mapping[str, str]) -> Profile
         facts=p,
         authored=round_view(p.id, "authored", "The worked round", p.authored_round, tokens, p.positions),
         drawn=tuple(
-            round_view(p.id, f"draw-{verdict}", "Kept by the draw" if verdict == ACCEPTED else "Rejected by the draw",
-                       r, tokens, p.positions)
+            round_view(
+                p.id,
+                f"draw-{verdict}",
+                "Kept by the draw" if verdict == ACCEPTED else "Rejected by the draw",
+                r,
+                tokens,
+                p.positions,
+            )
             for verdict, r in p.drawn_rounds
         ),
         sampled=tuple(
@@ -307,7 +339,9 @@ def site_view(facts: Facts, title: str, plan: tuple[FigureRef, ...] = ()) -> Sit
         return p, p.authored.frames[n.frame_number - 1]
 
     return SiteView(
-        facts=facts, title=title, profiles=profiles,
+        facts=facts,
+        title=title,
+        profiles=profiles,
         speedup_panels=tuple(SpeedupPanelView(s, _figures_of(plan, "speedup", s.id)) for s in facts.speedup_panels),
         notable=NotableView(**{name: resolve(n) for name, n in facts.notable.items()}),
         figure=_figures_of(plan, "site", None),
@@ -335,6 +369,7 @@ class StepperProfile:
     (the worked round, `authored`, is the one the page writes out for reading without the script). Nothing
     here is priced by the cost model, so a draft-step edit leaves the stepper's HTML as it was
     (pages.KEPT_WIDGETS)."""
+
     id: str
     name: str
     rounds: tuple[RoundView, ...]
@@ -354,8 +389,15 @@ def _frame_data(f: FrameView) -> dict:
     """One frame as the stepper's script draws it: what shows and the strings it prints, nothing it computes."""
     out = {"id": f.id, "kind": f.kind, "title": f.title, "chips": [[c.token, c.state] for c in f.shown_chips]}
     if f.kind == "verify":
-        out |= {"pos": f.position, "x": f.proposal, "a": str(f.accept_probability), "u": f.u_text or None,
-                "verdict": str(f.verdict), "evidence": f.evidence, "note": f.verdict_note}
+        out |= {
+            "pos": f.position,
+            "x": f.proposal,
+            "a": str(f.accept_probability),
+            "u": f.u_text or None,
+            "verdict": str(f.verdict),
+            "evidence": f.evidence,
+            "note": f.verdict_note,
+        }
         if f.verdict == REJECTED:
             out |= {"rep": f.replacement, "ru": f.replacement_u_text}
     elif f.kind == "bonus":
@@ -372,15 +414,26 @@ def stepper_data(site: SiteView) -> dict:
         "tokens": list(site.tokens),
         "profiles": [
             {
-                "id": p.id, "name": p.name,
+                "id": p.id,
+                "name": p.name,
                 "positions": [
-                    {"p": _fractions(v.target), "q": _fractions(v.draft), "min": _fractions(v.overlap),
-                     "top": _fractions(v.excess), "r": _fractions(v.residual)}
+                    {
+                        "p": _fractions(v.target),
+                        "q": _fractions(v.draft),
+                        "min": _fractions(v.overlap),
+                        "top": _fractions(v.excess),
+                        "r": _fractions(v.residual),
+                    }
                     for v in p.positions
                 ],
                 "rounds": [
-                    {"id": r.id, "label": r.label, "summary": r.summary, "proposals": list(r.proposals),
-                     "frames": [_frame_data(f) for f in r.frames]}
+                    {
+                        "id": r.id,
+                        "label": r.label,
+                        "summary": r.summary,
+                        "proposals": list(r.proposals),
+                        "frames": [_frame_data(f) for f in r.frames],
+                    }
                     for r in p.rounds
                 ],
             }

@@ -6,6 +6,7 @@ edits. This module hands it the shipped profiles as fraction strings, and writes
 random profiles, the shipped ones and closed-form cases, each with the numbers analysis.py gives,
 which tests/js/what-if.test.mjs replays. Nothing here reads a file except write_parity_vectors.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,14 @@ def fraction_text(x: Fraction) -> str:
     return str(Fraction(x))
 
 
-def state_document(tokens: Sequence[str], target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int],
-                   draft_step: Fraction, verify_step: Fraction) -> dict:
+def state_document(
+    tokens: Sequence[str],
+    target: Sequence[Row],
+    draft: Sequence[Row],
+    proposals: Sequence[int],
+    draft_step: Fraction,
+    verify_step: Fraction,
+) -> dict:
     """A profile in the shape of the editor's #what-if= fragment: fraction strings, proposals as labels."""
     return {
         "tokens": list(tokens),
@@ -43,8 +50,14 @@ def state_document(tokens: Sequence[str], target: Sequence[Row], draft: Sequence
     }
 
 
-def numbers(target: Sequence[Row], draft: Sequence[Row], proposals: Sequence[int], k: int,
-            draft_step: Fraction, verify_step: Fraction) -> dict:
+def numbers(
+    target: Sequence[Row],
+    draft: Sequence[Row],
+    proposals: Sequence[int],
+    k: int,
+    draft_step: Fraction,
+    verify_step: Fraction,
+) -> dict:
     """Every number the editor shows for a state whose first k positions are drafted, as fraction strings."""
     t, d = tuple(target[: k + 1]), tuple(draft[:k])
     n = analysis.summarize("what-if", t, d, CostModel(Fraction(draft_step), Fraction(verify_step)))
@@ -67,17 +80,27 @@ def editor_data(facts) -> dict:
     return {
         "tokens": list(facts.tokens),
         "profiles": [
-            {"id": p.id, "name": p.name,
-             "state": state_document(
-                 facts.tokens, target, tuple(v.draft for v in p.positions if not v.is_bonus),
-                 tuple(facts.tokens.index(v.proposal) for v in p.positions if not v.is_bonus),
-                 facts.draft_step, facts.verify_step)}
+            {
+                "id": p.id,
+                "name": p.name,
+                "state": state_document(
+                    facts.tokens,
+                    target,
+                    tuple(v.draft for v in p.positions if not v.is_bonus),
+                    tuple(facts.tokens.index(v.proposal) for v in p.positions if not v.is_bonus),
+                    facts.draft_step,
+                    facts.verify_step,
+                ),
+            }
             for p in facts.profiles
         ],
         "steps": [fraction_text(s) for s in w.steps],
         "calculator": {
-            "alpha": fraction_text(w.calculator_alpha), "draft_step": fraction_text(w.calculator_draft_step),
-            "k": w.calculator_k, "max_k": w.calculator_max_k, "steps": w.calculator_steps,
+            "alpha": fraction_text(w.calculator_alpha),
+            "draft_step": fraction_text(w.calculator_draft_step),
+            "k": w.calculator_k,
+            "max_k": w.calculator_max_k,
+            "steps": w.calculator_steps,
         },
     }
 
@@ -113,8 +136,11 @@ def _random_case(rng: np.random.Generator, index: int, vocab: int, k: int) -> di
     doc["draft"] = [_scatter(rng, row) for row in draft]
     if used_k != k:
         doc["k"] = used_k
-    return {"id": f"random-{index:03d}", "state": doc,
-            "numbers": numbers(target, draft, proposals, used_k, draft_step, verify_step)}
+    return {
+        "id": f"random-{index:03d}",
+        "state": doc,
+        "numbers": numbers(target, draft, proposals, used_k, draft_step, verify_step),
+    }
 
 
 def shipped_cases(profiles) -> list[dict]:
@@ -123,10 +149,12 @@ def shipped_cases(profiles) -> list[dict]:
     table = {row["id"]: row for row in analysis.numbers_table(profiles, 0)}
     cost = profiles.cost_model
     for draft in profiles.drafts:
-        doc = state_document(profiles.tokens, profiles.target, draft.distributions, draft.proposals,
-                             cost.draft_step, cost.verify_step)
-        nums = numbers(profiles.target, draft.distributions, draft.proposals, profiles.k,
-                       cost.draft_step, cost.verify_step)
+        doc = state_document(
+            profiles.tokens, profiles.target, draft.distributions, draft.proposals, cost.draft_step, cost.verify_step
+        )
+        nums = numbers(
+            profiles.target, draft.distributions, draft.proposals, profiles.k, cost.draft_step, cost.verify_step
+        )
         for key in ("accept_rates", "round_length_distribution", "expected_tokens", "speedup"):
             assert nums[key] == table[draft.id][key], f"{draft.id}: {key} differs from numbers_table"
         cases.append({"id": f"shipped-{draft.id}", "state": doc, "numbers": nums})
@@ -142,9 +170,16 @@ def closed_form_cases(rng: np.random.Generator, count: int, max_k: int) -> list[
             alpha = Fraction(i)  # the two ends: nothing accepted, everything accepted
         c = Fraction(int(rng.integers(0, CALCULATOR_STEPS + 1)), CALCULATOR_STEPS)
         k = int(rng.integers(1, max_k + 1))
-        cases.append({"alpha": fraction_text(alpha), "k": k, "c": fraction_text(c), "max_k": max_k,
-                      "speedup": fraction_text(checked_speedup(alpha, k, c)),
-                      "best_k": analysis.best_draft_length(alpha, c, max_k)})
+        cases.append(
+            {
+                "alpha": fraction_text(alpha),
+                "k": k,
+                "c": fraction_text(c),
+                "max_k": max_k,
+                "speedup": fraction_text(checked_speedup(alpha, k, c)),
+                "best_k": analysis.best_draft_length(alpha, c, max_k),
+            }
+        )
     return cases
 
 
@@ -154,8 +189,12 @@ def parity_vectors(profiles, seed: int) -> dict:
     sizes = [(k, vocab) for k in range(MIN_POSITIONS, MAX_POSITIONS + 1) for vocab in range(2, 7)]
     cases = [_random_case(rng, index, vocab, k) for index, (k, vocab) in enumerate(sizes)]
     return {
-        "limits": {"minTokens": MIN_TOKENS, "maxTokens": MAX_TOKENS,
-                   "minPositions": MIN_POSITIONS, "maxPositions": MAX_POSITIONS},
+        "limits": {
+            "minTokens": MIN_TOKENS,
+            "maxTokens": MAX_TOKENS,
+            "minPositions": MIN_POSITIONS,
+            "maxPositions": MAX_POSITIONS,
+        },
         "default_tokens": list(profiles.tokens),
         "cases": cases + shipped_cases(profiles),
         "closed_form": closed_form_cases(rng, 60, 16),
@@ -165,4 +204,3 @@ def parity_vectors(profiles, seed: int) -> dict:
 def write_parity_vectors(profiles, seed: int, path: Path) -> Path:
     path.write_text(json.dumps(parity_vectors(profiles, seed), indent=1), encoding="utf-8")
     return path
-

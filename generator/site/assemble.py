@@ -2,6 +2,7 @@
 and their manifest, the numbers, the profiles, the card, the playground's models and corpora), then every
 page, the 404 page, the assets and the sitemap, checked together by the strict link check.
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,7 +17,13 @@ from ..model.config import SiteConfig
 from ..model.facts import Facts, FigureRef
 from .cache import PACKAGE
 
-DRAWING_CODE = ("figures.py", "chart.py", "decimals.py", "figure_words.py", "palette.py")  # figures.py and what it imports
+DRAWING_CODE = (
+    "figures.py",
+    "chart.py",
+    "decimals.py",
+    "figure_words.py",
+    "palette.py",
+)  # figures.py and what it imports
 
 
 def manifest(figures: dict[str, tuple]) -> bytes:
@@ -28,17 +35,22 @@ def manifest(figures: dict[str, tuple]) -> bytes:
         h.update((PACKAGE / "render" / name).read_bytes())
     code = h.hexdigest()
     entries = {
-        name: {"file": f"{name}.svg", "caption": caption, "alt": alt,
-               "sha256": hashlib.sha256(svg.encode("utf-8")).hexdigest(),
-               "dark": {"file": f"{name}.dark.svg", "sha256": hashlib.sha256(dark.encode("utf-8")).hexdigest()},
-               "inputs": {"function": ref.function, "inputs_sha256": ref.inputs, "code_sha256": code}}
+        name: {
+            "file": f"{name}.svg",
+            "caption": caption,
+            "alt": alt,
+            "sha256": hashlib.sha256(svg.encode("utf-8")).hexdigest(),
+            "dark": {"file": f"{name}.dark.svg", "sha256": hashlib.sha256(dark.encode("utf-8")).hexdigest()},
+            "inputs": {"function": ref.function, "inputs_sha256": ref.inputs, "code_sha256": code},
+        }
         for name, (_, svg, dark, alt, caption, ref) in sorted(figures.items())
     }
     return (json.dumps({"figures": entries}, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
 
-def data_files(config: SiteConfig, figures: dict[str, tuple], numbers: list, card: bytes,
-               playground: dict | None) -> dict[str, bytes]:
+def data_files(
+    config: SiteConfig, figures: dict[str, tuple], numbers: list, card: bytes, playground: dict | None
+) -> dict[str, bytes]:
     """The output files no page or template makes: figures, the manifest, the numbers, the data, the card and
     the playground's models and corpora."""
     from .publish import CARD_FILE, numbers_csv
@@ -70,6 +82,7 @@ def data_files(config: SiteConfig, figures: dict[str, tuple], numbers: list, car
 @dataclass(frozen=True)
 class RenderedFigure:
     """What templates read of a figure (`figures[name].svg` and the like)."""
+
     name: str
     svg: str
     alt: str
@@ -81,8 +94,7 @@ def csp_sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
 
 
-def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None,
-                   info) -> dict:
+def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info) -> dict:
     """What every page, widget and the 404 page are rendered with."""
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
@@ -92,14 +104,23 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
     site = site_view(facts, config.title, plan)
     what_if = editor_data(facts)
     variables = {
-        "site": site, "tokens": facts.tokens, "k": facts.k, "config": config,
-        "figures": {name: RenderedFigure(name, svg, alt, caption) for name, (_, svg, _, alt, caption, _) in figures.items()},
-        "stepper_json": json_for_script(stepper_data(site)), "stepper_profiles": stepper_profiles(site),
-        "build_info": info, "bibtex": bibtex(info, config.title, config.author),
+        "site": site,
+        "tokens": facts.tokens,
+        "k": facts.k,
+        "config": config,
+        "figures": {
+            name: RenderedFigure(name, svg, alt, caption) for name, (_, svg, _, alt, caption, _) in figures.items()
+        },
+        "stepper_json": json_for_script(stepper_data(site)),
+        "stepper_profiles": stepper_profiles(site),
+        "build_info": info,
+        "bibtex": bibtex(info, config.title, config.author),
         "figure_functions": {ref.name: ref.function for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
         "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
-        "what_if": what_if, "what_if_json": json_for_script(what_if), "playground": None,
+        "what_if": what_if,
+        "what_if_json": json_for_script(what_if),
+        "playground": None,
     }
     if playground is not None:
         from ..playground import page_data
@@ -142,4 +163,3 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
         files["sitemap.xml"] = sitemap(info, [page.url for page in pages])
     strict_check(files, pages)
     return len(pages)
-

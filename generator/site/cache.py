@@ -13,6 +13,7 @@ and the build goes on. An entry is written as an unnamed file (O_TMPFILE) that g
 so a kill at any instant leaves no temporary file; where the system has no such files, a named temporary file
 is renamed instead, and what a killed build left of those is removed when the next cache opens.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -189,8 +190,13 @@ class Cache:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a fifo or device planted there
                     return None
                 entry = json.loads(fh.read())
-            if (not isinstance(entry, dict) or sorted(entry) != ["key", "kind", "schema", "value"]
-                    or entry["schema"] != SCHEMA or entry["kind"] != kind or entry["key"] != key):
+            if (
+                not isinstance(entry, dict)
+                or sorted(entry) != ["key", "kind", "schema", "value"]
+                or entry["schema"] != SCHEMA
+                or entry["kind"] != kind
+                or entry["key"] != key
+            ):
                 return None
             value = decode(entry["value"], shape)
         except Exception:  # missing, truncated, not JSON, too deep, the wrong shape: a miss
@@ -210,13 +216,16 @@ class Cache:
         except OSError as exc:
             if not self.warned:
                 self.warned = True
-                print(f"warning: cache {self.directory}: cannot write ({exc.strerror or exc}); the build goes on "
-                      "without keeping its results", file=sys.stderr)
+                print(
+                    f"warning: cache {self.directory}: cannot write ({exc.strerror or exc}); the build goes on "
+                    "without keeping its results",
+                    file=sys.stderr,
+                )
 
     def _remove_temporary_files(self) -> None:
         """What a killed build left of named temporary files (only where O_TMPFILE is missing)."""
         for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
-            pid = path.name[len(TMP_PREFIX):].split("-")[0]
+            pid = path.name[len(TMP_PREFIX) :].split("-")[0]
             if not pid.isdigit() or not process_alive(int(pid)):
                 try:
                     path.unlink()

@@ -1,5 +1,6 @@
 """Writing the site: into a fresh folder beside the target, swapped in whole, so that `out` is at every
 instant either the previous build or the new one, and what a killed build left is tidied at the next."""
+
 from __future__ import annotations
 
 import os
@@ -122,8 +123,10 @@ def write_atomically(files: dict[str, bytes], out: Path) -> None:
             if old is not None and not os.path.lexists(out):
                 old.rename(out)
                 old = None
-            raise BuildError(f"{out}: could not move the new build into place ({exc.strerror or exc}); "
-                             "another build may have written it at the same time") from None
+            raise BuildError(
+                f"{out}: could not move the new build into place ({exc.strerror or exc}); "
+                "another build may have written it at the same time"
+            ) from None
         _checkpoint("renamed")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -10,6 +10,7 @@ The values become files in assemble.py (the figures, numbers and data files, the
 render/pages.py); the files are written to a fresh folder beside the target and swapped into place only
 when every stage has succeeded (output.py), so a failed build leaves the previous one exactly as it was.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,19 +35,22 @@ from .report import BuildError, Progress, Report
 
 INPUT_FOLDERS = ("data", "site_src")
 # The facts' Monte Carlo parts (facts.Memo kinds) the cache keeps, and the shape each is loaded as.
-MONTE_CARLO = MappingProxyType({
-    "convergence-authored": tuple[ConvergenceCase, ...],
-    "convergence-random": tuple[ConvergenceCase, ...],
-    "convergence-wrong-sampler": tuple[ConvergenceCase, ...],
-    "identity-random": tuple[int, int, int],
-})
+MONTE_CARLO = MappingProxyType(
+    {
+        "convergence-authored": tuple[ConvergenceCase, ...],
+        "convergence-random": tuple[ConvergenceCase, ...],
+        "convergence-wrong-sampler": tuple[ConvergenceCase, ...],
+        "identity-random": tuple[int, int, int],
+    }
+)
 FIGURE = tuple[str, str, str, str, str]  # figures.draw's (name, light SVG, dark SVG, alt, caption)
 PLAYGROUND_KIND = tuple[dict[str, Any], str, str | None]  # (trained and measured pair, corpus, licence)
 TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
 
 
-def build(root: Path, out: Path, *, clean: bool = False, cache: Cache | None = None,
-          progress: Progress | None = None) -> Report:
+def build(
+    root: Path, out: Path, *, clean: bool = False, cache: Cache | None = None, progress: Progress | None = None
+) -> Report:
     """Build the site whose data/ and site_src/ are in `root` into `out`."""
     root = Path(root).resolve()
     target = target_of(out)  # a link `out` we could not follow is refused before any work
@@ -137,8 +141,10 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
     pairs, corpora, licences = {}, {}, {}
     for kind in KINDS:
         c = getattr(settings, kind)
-        files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest())
-                 for p in locate(c.package, c.files, base, f"playground.{kind}")]
+        files = [
+            (p.name, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in locate(c.package, c.files, base, f"playground.{kind}")
+        ]
         key = (kind, files, settings, library_version("numpy"))
         compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step)
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
@@ -155,8 +161,16 @@ def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) ->
 
     c = getattr(settings, kind)
     text, _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
-    pair = build_kind(kind, text, Orders(c.target_order, c.draft_order, c.min_count), settings.seed,
-                      settings.rounds, draft_step, verify_step, settings.max_k)
+    pair = build_kind(
+        kind,
+        text,
+        Orders(c.target_order, c.draft_order, c.min_count),
+        settings.seed,
+        settings.rounds,
+        draft_step,
+        verify_step,
+        settings.max_k,
+    )
     return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
 
 

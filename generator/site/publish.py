@@ -13,6 +13,7 @@ the version; a tree with tracked files that differ from the commit shows "(modif
 such as a build's own output folder, do not count); without git on PATH the build says so in one warning line.
 The commit is read with plain `git` commands.
 """
+
 from __future__ import annotations
 
 import csv
@@ -44,6 +45,7 @@ _URL = re.compile(r"https?://[^\s/?#\"'<>]+(?:/[^\s?#\"'<>]*)?")
 @dataclass(frozen=True)
 class BuildInfo:
     """Facts about this build (not about speculative decoding) that pages print in their head and footer."""
+
     site_url: str = ""  # absolute, ending in "/", or "" for none
     date: str = ""  # YYYY-MM-DD, or "" when unknown
     commit: str = ""  # the full hash, or "" outside a git checkout
@@ -75,8 +77,9 @@ def site_url(configured: str, source: str) -> str:
     if not value:
         return ""
     if not _URL.fullmatch(value):
-        raise UserError(f"{where}: must be an absolute http or https address such as "
-                        f"https://example.org/explainer/, not {value!r}")
+        raise UserError(
+            f"{where}: must be an absolute http or https address such as https://example.org/explainer/, not {value!r}"
+        )
     return value if value.endswith("/") else value + "/"
 
 
@@ -88,16 +91,23 @@ def source_date_epoch() -> int | None:
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
     """`git -C root ARGS`, or None when git is not on PATH."""
     try:
-        return subprocess.run(["git", "-C", str(root), "--no-optional-locks", *args], capture_output=True, text=True,
-                              timeout=30, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["git", "-C", str(root), "--no-optional-locks", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
         return None
     except (OSError, subprocess.SubprocessError):
         return subprocess.CompletedProcess(args, 1, "", "")
 
 
-NO_GIT_WARNING = "warning: git is not on PATH: the footer shows the version alone (no commit, and no date " \
-                 "unless SOURCE_DATE_EPOCH is set)"
+NO_GIT_WARNING = (
+    "warning: git is not on PATH: the footer shows the version alone (no commit, and no date "
+    "unless SOURCE_DATE_EPOCH is set)"
+)
 
 
 def build_info(url: str, root: Path) -> BuildInfo:
@@ -121,8 +131,7 @@ def build_info(url: str, root: Path) -> BuildInfo:
 def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
     """sitemap.xml: every page's absolute address (and the build date, when known)."""
     lastmod = f"<lastmod>{info.date}</lastmod>" if info.date else ""
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     lines += [f"  <url><loc>{escape(info.address(url))}</loc>{lastmod}</url>" for url in urls]
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -146,8 +155,9 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_LINKING = MappingProxyType({"a": "href", "area": "href", "link": "href", "img": "src", "script": "src",
-                             "source": "src", "iframe": "src"})
+_LINKING = MappingProxyType(
+    {"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src", "iframe": "src"}
+)
 
 
 def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
@@ -193,7 +203,9 @@ def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
             if not url or url == "#top" or url_scheme(url):
                 continue  # other origins, data: and mailto: are `check`'s business
             if url.startswith("/"):
-                out.append((rel, url, "an absolute path breaks under a project subpath and on file://; make it relative"))
+                out.append(
+                    (rel, url, "an absolute path breaks under a project subpath and on file://; make it relative")
+                )
                 continue
             parts = urlsplit(url)
             target = rel

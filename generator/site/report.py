@@ -1,5 +1,6 @@
 """What a build reports (pages, figures drawn or reused, seconds per stage) and how a failure in one of its
 stages becomes one line that names the file of ours where it happened."""
+
 from __future__ import annotations
 
 import time

@@ -3,6 +3,7 @@
 Run: python tests/benchmarks/bench_build.py [--runs N] [--baseline CHECKOUT]   (not a timed test)
 Same as `python -m generator bench`; the budgets are generator.commands.bench.BUDGETS.
 """
+
 import argparse
 import os
 import sys

@@ -9,6 +9,7 @@ floor alternate, PAIRS times each, and the ratio printed is the median of the pa
 machine's load moves both sides of a pair alike.
 Targets on a 2-core machine: at least 0.5 of the floor, at least 50x the plain loop.
 """
+
 import statistics
 import sys
 import time

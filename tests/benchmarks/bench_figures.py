@@ -5,6 +5,7 @@ Run: python tests/benchmarks/bench_figures.py [--runs N]   (not a timed test: ma
 The facts are computed first and not counted. CPU time (time.process_time) rather than wall time: on a shared
 machine other processes add wall time, not CPU time. Run it on two checkouts side by side to compare.
 """
+
 import argparse
 import os
 import sys

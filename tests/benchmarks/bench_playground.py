@@ -10,6 +10,7 @@ ratios, so the machine's load moves both sides of a pair alike; the stage's own 
 (wall and CPU) are printed too. Target: the stage under 1.5 s of a cold build on an idle 2-core
 machine (the CPU seconds are the figure to read when other work shares the cores).
 """
+
 import statistics
 import sys
 import time
@@ -63,8 +64,10 @@ def main() -> None:
             ratios.append(wall / floor(corpora, orders))
             walls.append(wall)
             cpus.append(cpu)
-    print(f"playground stage, cold: {statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} s CPU "
-          f"(median of {PAIRS}); {statistics.median(ratios):.1f}x the counting floor")
+    print(
+        f"playground stage, cold: {statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} s CPU "
+        f"(median of {PAIRS}); {statistics.median(ratios):.1f}x the counting floor"
+    )
 
 
 if __name__ == "__main__":

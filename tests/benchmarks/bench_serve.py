@@ -6,6 +6,7 @@ sends N GETs, C at a time, each on a fresh connection (tests/serve_load.py), alt
 Target: p99 under 0.2 s for 2,000 requests at 50 in parallel; the peer (listen backlog 5, one thread
 per connection) is the "before".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,9 @@ PATHS = ["/index.html", "/cost.html", "/assets/style.css", "/figures/manifest.js
 
 def started(cmd: list[str], cwd: Path, ready: str) -> tuple[subprocess.Popen, int]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     for line in proc.stdout:
         if line.startswith(ready):
             return proc, int(line.split(":")[-1].split("/")[0].split()[0])

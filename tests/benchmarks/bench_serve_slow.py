@@ -8,6 +8,7 @@ every normal request answered in under 1 s. Before this issue a normal request t
 with 20 slow connections, and failed outright with 300. Also prints the server's thread count once the
 slow clients are all connected (a thread per open connection: at most about serve.MAX_PER_CLIENT, whatever N is).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,7 @@ def trickle(port: int, stop: threading.Event, closed: list[int]) -> None:
                 for i in range(len(request)):
                     if stop.wait(0.2):
                         return
-                    s.sendall(request[i:i + 1])
+                    s.sendall(request[i : i + 1])
         except OSError:
             closed[0] += 1
 
@@ -85,9 +86,11 @@ def main() -> int:
             shutil.rmtree(root / "build", ignore_errors=True)
     worst = max(latencies, default=float("nan"))
     latencies = latencies or [float("nan")]
-    print(f"{slow} slow clients, {len(latencies)} normal requests answered, {len(failures)} failed; "
-          f"slowest {worst * 1000:.0f} ms, median {sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms; "
-          f"server threads {server_threads}; slow connections closed by the server {closed[0]}")
+    print(
+        f"{slow} slow clients, {len(latencies)} normal requests answered, {len(failures)} failed; "
+        f"slowest {worst * 1000:.0f} ms, median {sorted(latencies)[len(latencies) // 2] * 1000:.0f} ms; "
+        f"server threads {server_threads}; slow connections closed by the server {closed[0]}"
+    )
     ok = not failures and latencies and worst < TARGET
     print("ok" if ok else f"FAILED: target every request under {TARGET:.0f} s; {failures[:3]}")
     return 0 if ok else 1

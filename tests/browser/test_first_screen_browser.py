@@ -4,6 +4,7 @@ screen, and no line starts with the full stop an inline formula pushed onto it (
 Chromium at 390 x 844, the real site. The page list is the main path of data/site.yaml, so a page added to it is
 checked too; the closing page (limits and sources) is text by design.
 """
+
 import pytest
 import yaml
 
@@ -67,8 +68,10 @@ def test_the_first_phone_screen_shows_a_figure_or_a_widget(phone, origin, slug):
 def test_the_check_fails_a_page_whose_first_picture_is_below_the_screen(phone):
     """Negative control: the same measurement on a page with a screen of text before its figure."""
     phone.goto("about:blank")  # a blank page, without the site's policy against inline styles
-    phone.set_content("<main><p style='height:900px'>text</p><figure><svg width='10' height='10'></svg></figure>"
-                      "<details><summary>more</summary><figure>hidden</figure></details></main>")
+    phone.set_content(
+        "<main><p style='height:900px'>text</p><figure><svg width='10' height='10'></svg></figure>"
+        "<details><summary>more</summary><figure>hidden</figure></details></main>"
+    )
     assert phone.evaluate(FIRST_PICTURE) >= PHONE["height"]
 
 
@@ -81,8 +84,9 @@ def test_no_line_starts_with_punctuation_a_formula_pushed_down(phone, origin, sl
 def test_the_punctuation_check_sees_a_stranded_full_stop(phone):
     """Negative control: a formula that fills its line leaves its full stop at the start of the next."""
     phone.goto("about:blank")
-    phone.set_content("<main><p>x <span class='math inline' style='display:inline-block;width:100%'>a+b</span>. For y</p>"
-                      "</main>")
+    phone.set_content(
+        "<main><p>x <span class='math inline' style='display:inline-block;width:100%'>a+b</span>. For y</p></main>"
+    )
     assert phone.evaluate(STRANDED) == [["a+b", "."]]
 
 
@@ -101,14 +105,18 @@ def test_the_pq_key_draws_target_solid_draft_outlined_proposal_hatched(browser, 
     pg = context.new_page()
     pg.goto(f"{origin}/index.html")
     key = pg.evaluate(KEY_STYLES)
-    root = pg.evaluate("() => ['--target', '--draft'].map((n) => getComputedStyle(document.documentElement)"
-                       ".getPropertyValue(n).trim())")
+    root = pg.evaluate(
+        "() => ['--target', '--draft'].map((n) => getComputedStyle(document.documentElement)"
+        ".getPropertyValue(n).trim())"
+    )
     context.close()
     assert list(key) == ["target", "draft", "proposal"]
     clear = "rgba(0, 0, 0, 0)"
     assert key["target"]["fill"] != clear and key["target"]["fill"] == key["target"]["edge"]
     assert key["draft"]["fill"] == clear and key["draft"]["image"] == "none" and key["draft"]["edge"] != clear
     assert "repeating-linear-gradient" in key["proposal"]["image"] and key["proposal"]["edge"] == key["draft"]["edge"]
-    assert "solid" in key["target"]["label"] and "outline" in key["draft"]["label"] and "hatch" in key["proposal"]["label"]
+    assert (
+        "solid" in key["target"]["label"] and "outline" in key["draft"]["label"] and "hatch" in key["proposal"]["label"]
+    )
     expected = {"light": ["#0072b2", "#d55e00"], "dark": ["#5aa9e6", "#f0883e"]}[scheme]
     assert root == expected

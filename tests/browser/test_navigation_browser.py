@@ -1,6 +1,7 @@
 """The frame of every page on a phone (issue 10 item 7, navigation part): at 390 px the first screen shows the
 page's title and the start of its text, the section list waits in a <details> that opens on request without
 JavaScript, and on a wide screen the list (main path, then the appendix under its own heading) simply shows."""
+
 import pytest
 import yaml
 

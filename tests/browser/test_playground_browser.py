@@ -6,6 +6,7 @@ errors and warnings and every URL it asks for, and fails if the page logged anyt
 outside the local origin. The page's CSP forbids eval, so waiting is done with Playwright's
 `expect` (which polls from Python) rather than wait_for_function.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,6 +82,7 @@ def page(tab, origin):
 
 # --- reading the widget --------------------------------------------------------------------------
 
+
 def open_playground(pg, origin, path="playground.html"):
     pg.goto(f"{origin}/{path}")
     expect(pg.locator(".pg-widget")).to_be_visible()
@@ -107,7 +109,9 @@ def provenance(pg) -> list[tuple[str, str]]:
 
 def rounds(pg) -> list[dict]:
     """Every round in the list: its label, drafted text, chips (kind, shown text) and committed count."""
-    return pg.eval_on_selector_all("#pg-rounds > li", """items => items.map(li => ({
+    return pg.eval_on_selector_all(
+        "#pg-rounds > li",
+        """items => items.map(li => ({
         label: li.querySelector('.pg-round-label').textContent,
         drafted: li.querySelector('.pg-drafted code').textContent,
         chips: [...li.querySelectorAll('.pg-chip')].map(c => ({
@@ -116,7 +120,8 @@ def rounds(pg) -> list[dict]:
             spoken: c.querySelector('.visually-hidden').textContent,
         })),
         committed: li.lastElementChild.textContent,
-    }))""")
+    }))""",
+    )
 
 
 def unvisible(text: str) -> str:
@@ -181,8 +186,10 @@ def check_counts(pg, prompt: str, generated: str, k: int) -> dict:
     assert abs(number(s["Closed form"]) - predicted) <= 0.01 + 3 * k * 0.0005, s
     # and the status line says the same numbers
     live = pg.locator("#pg-live").inner_text()
-    assert (f"{n} round{'s' if n != 1 else ''} so far, {committed} characters committed, "
-            f"{s['Characters per round']} per round, acceptance {s['Acceptance rate']}, speedup {s['Speedup']}.") in live, live
+    assert (
+        f"{n} round{'s' if n != 1 else ''} so far, {committed} characters committed, "
+        f"{s['Characters per round']} per round, acceptance {s['Acceptance rate']}, speedup {s['Speedup']}."
+    ) in live, live
     return s
 
 
@@ -229,6 +236,7 @@ def words_of(text: str) -> list[str]:
 
 
 # --- the tests -----------------------------------------------------------------------------------
+
 
 def test_script_shows_the_widget_and_hides_the_no_script_note(page, origin):
     open_playground(page, origin)
@@ -281,10 +289,13 @@ def test_generate_writes_marked_text_and_every_panel_agrees(page, origin, genera
     # the three marks differ in more than colour: each has its own text decoration or outline
     styles = {}
     for how in ("accepted", "replaced", "bonus"):
-        styles[how] = page.eval_on_selector(f'#pg-marks-key [data-provenance="{how}"]', """e => {
+        styles[how] = page.eval_on_selector(
+            f'#pg-marks-key [data-provenance="{how}"]',
+            """e => {
             const s = getComputedStyle(e);
             return [s.textDecorationLine, s.textDecorationStyle, s.fontWeight, s.outlineStyle].join(' ');
-        }""")
+        }""",
+        )
     assert len(set(styles.values())) == 3, styles
     prompt_style = page.eval_on_selector("#pg-output .pg-prompt-text", "e => getComputedStyle(e).fontStyle")
     assert prompt_style == "italic"
@@ -317,10 +328,13 @@ def test_the_same_seed_gives_the_same_text_and_another_seed_another(page, origin
 
 
 def step_table(pg) -> list[dict]:
-    return pg.eval_on_selector_all("#pg-step-detail tbody tr", """rows => rows.map(r => ({
+    return pg.eval_on_selector_all(
+        "#pg-step-detail tbody tr",
+        """rows => rows.map(r => ({
         verdict: r.dataset.verdict,
         cells: [...r.querySelectorAll('td')].map(td => td.textContent),
-    }))""")
+    }))""",
+    )
 
 
 def test_step_shows_p_q_the_accept_probability_and_the_draw_for_each_drafted_character(page, origin):
@@ -378,7 +392,9 @@ def test_every_example_prompt_generates_in_both_modes(page, origin, facts, kind,
             if mode == "Sampling":
                 assert len(generated) >= generate_chars
             else:
-                expect(page.locator("#pg-greedy .pg-verdict-ok")).to_have_text("\u2713 Identical, character for character.")
+                expect(page.locator("#pg-greedy .pg-verdict-ok")).to_have_text(
+                    "\u2713 Identical, character for character."
+                )
                 # greedy writes its characters, or stops early where its text starts repeating, and says so
                 looped = page.locator("#pg-greedy .pg-loop-note").count() == 1
                 assert looped or len(generated) >= generate_chars, generated
@@ -448,13 +464,19 @@ def run_check(pg, draws: int) -> tuple[float, list[list[float]]]:
     pg.fill("#pg-samples", str(draws))
     pg.click("#pg-check", timeout=60_000)  # the draws run inside the click: allow for a busy machine
     summary = pg.locator("#pg-check-result > p").first
-    expect(summary).to_have_text(re.compile(rf"^Total variation distance between the two histograms: "
-                                            rf"\d\.\d{{3}} over {draws:,} draws each"
-                                            rf"( \(greedy: .*\)\.|\. Sampling noise alone: .* differ by \d\.\d{{3}} on average\.)$"))
+    expect(summary).to_have_text(
+        re.compile(
+            rf"^Total variation distance between the two histograms: "
+            rf"\d\.\d{{3}} over {draws:,} draws each"
+            rf"( \(greedy: .*\)\.|\. Sampling noise alone: .* differ by \d\.\d{{3}} on average\.)$"
+        )
+    )
     expect(pg.locator("#pg-live")).to_have_text(summary.inner_text())
     tvd = float(re.search(r"(\d\.\d{3})", summary.inner_text()).group(1))
-    rows = pg.eval_on_selector_all("#pg-check-result tbody tr",
-                                   "rs => rs.map(r => [...r.querySelectorAll('td')].map(td => Number(td.textContent)))")
+    rows = pg.eval_on_selector_all(
+        "#pg-check-result tbody tr",
+        "rs => rs.map(r => [...r.querySelectorAll('td')].map(td => Number(td.textContent)))",
+    )
     return tvd, rows
 
 
@@ -537,7 +559,9 @@ def test_train_here_rebuilds_the_build_s_counts_and_generation_then_uses_them(pa
     page.click("#pg-train")
     expect(page.locator(".pg-train-done")).to_be_visible(timeout=120_000)
     assert any(u.endswith("/assets/corpus/prose.js") for u in page.requested)
-    lines = page.eval_on_selector_all("#pg-train-result li", "ls => ls.map(l => [l.dataset.model, l.dataset.digest, l.dataset.same, l.textContent])")
+    lines = page.eval_on_selector_all(
+        "#pg-train-result li", "ls => ls.map(l => [l.dataset.model, l.dataset.digest, l.dataset.same, l.textContent])"
+    )
     assert {m for m, *_ in lines} == {"target", "draft"}
     for model, digest, same, text in lines:
         assert digest == facts["pairs"]["prose"]["digests"][model] and same == "true", text
@@ -590,7 +614,12 @@ def test_the_page_stays_local_and_light(first_visit, origin, site):
             continue
         assert response.status == 200, (response.url, response.status)
         sizes[response.url.removeprefix(origin)] = len(response.body())
-    assert {"/playground.html", "/assets/playground.js", "/assets/playground-core.js", "/assets/playground-models-prose.js"} <= set(sizes)
+    assert {
+        "/playground.html",
+        "/assets/playground.js",
+        "/assets/playground-core.js",
+        "/assets/playground-models-prose.js",
+    } <= set(sizes)
     assert sizes["/playground.html"] <= HTML_BUDGET, sizes["/playground.html"]
     assert sum(sizes.values()) <= PAGE_BUDGET, sizes
     # the models live in their own file, not in the page
@@ -637,7 +666,10 @@ def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, 
         for row in layout["rows"]:
             for cell in (row["verdict"], row["u"]):
                 if cell is not None:
-                    assert cell[4] > 0 and cell[0] >= left - 1 and cell[1] <= right + 1 and cell[5], (row, layout["box"])
+                    assert cell[4] > 0 and cell[0] >= left - 1 and cell[1] <= right + 1 and cell[5], (
+                        row,
+                        layout["box"],
+                    )
             assert row["text"].strip()
             if viewport is PHONE and row["p"] is not None:
                 # stacked: the verdict sits below the numbers, on a line of its own, and the column headers are

@@ -3,6 +3,7 @@
 One browser for the module and one local server; every request is checked against that server so
 the pages are known to fetch nothing from elsewhere.
 """
+
 import re
 
 import pytest
@@ -67,8 +68,11 @@ def choose_worked_round(pg, profile):
 
 def frames_in(pg, profile, round_id) -> int:
     """How many frames a round has, from the data the stepper draws it from."""
-    return pg.evaluate("""([p, r]) => JSON.parse(document.getElementById('stepper-data').textContent)
-        .profiles.find(x => x.id === p).rounds.find(x => x.id === r).frames.length""", [profile, round_id])
+    return pg.evaluate(
+        """([p, r]) => JSON.parse(document.getElementById('stepper-data').textContent)
+        .profiles.find(x => x.id === p).rounds.find(x => x.id === r).frames.length""",
+        [profile, round_id],
+    )
 
 
 def expect_frame(pg, profile, round_id, n, total):

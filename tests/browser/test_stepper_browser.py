@@ -2,6 +2,7 @@
 offered fits with its verdict in view after Next, no heading gives a verdict away, the first round shows a
 draw deciding a check, the address follows the frame (and a malformed one breaks nothing), and the page
 stays small."""
+
 import re
 
 import pytest

@@ -3,6 +3,7 @@ equal what `python -m generator numbers --data FILE --json` prints for the state
 print the decimal the pages print for the same number, and the reader must never be stuck: an invalid row
 keeps the last results (dimmed) with one sentence and a Rebalance button, a malformed address throws nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,7 +81,7 @@ def current_state(page) -> dict:
     wait_until(page, f"location.hash.startsWith({json.dumps(PREFIX)})")
     hash_ = page.evaluate("location.hash")
     assert hash_.startswith(PREFIX), hash_
-    return json.loads(unquote(hash_[len(PREFIX):]))
+    return json.loads(unquote(hash_[len(PREFIX) :]))
 
 
 def shipped_state() -> dict:
@@ -90,7 +91,10 @@ def shipped_state() -> dict:
         "target": [[str(p) for p in row] for row in profiles.target],
         "draft": [[str(p) for p in row] for row in draft.distributions],
         "proposals": [profiles.tokens[i] for i in draft.proposals],
-        "cost_model": {"draft_step": str(profiles.cost_model.draft_step), "verify_step": str(profiles.cost_model.verify_step)},
+        "cost_model": {
+            "draft_step": str(profiles.cost_model.draft_step),
+            "verify_step": str(profiles.cost_model.verify_step),
+        },
     }
 
 
@@ -98,13 +102,30 @@ def engine_numbers(state: dict, tmp_path) -> dict:
     """The state as a profiles file (its first K positions), through the `numbers` command."""
     tokens = state.get("tokens") or list(load_profiles(PROFILES).tokens)
     k = state.get("k", len(state["draft"]))
-    doc = {"version": 1, "tokens": tokens, "cost_model": state["cost_model"], "target": state["target"][: k + 1],
-           "drafts": [{"id": "what-if", "name": "What if", "description": "From the editor.",
-                       "distributions": state["draft"][:k], "proposals": state["proposals"][:k]}]}
+    doc = {
+        "version": 1,
+        "tokens": tokens,
+        "cost_model": state["cost_model"],
+        "target": state["target"][: k + 1],
+        "drafts": [
+            {
+                "id": "what-if",
+                "name": "What if",
+                "description": "From the editor.",
+                "distributions": state["draft"][:k],
+                "proposals": state["proposals"][:k],
+            }
+        ],
+    }
     path = tmp_path / "what-if.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "generator", "numbers", "--data", str(path), "--json"],
-                         cwd=ROOT, capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "numbers", "--data", str(path), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)["profiles"][0]
 
@@ -133,13 +154,17 @@ def error_text(page) -> str:
 
 
 def cell(page, which: str, token: str):
-    return page.locator(f'#what-if input.wi-cell[data-which="{which}"][aria-label^="{"Target p" if which == "target" else "Draft q"} of {token} "]')
+    return page.locator(
+        f'#what-if input.wi-cell[data-which="{which}"][aria-label^="{"Target p" if which == "target" else "Draft q"} of {token} "]'
+    )
 
 
 def test_the_editor_starts_from_the_first_shipped_profile_with_the_engines_numbers(page, tmp_path):
     open_editor(page)
     got = assert_matches_engine(page, tmp_path, shipped_state())
-    cli = subprocess.run([sys.executable, "-m", "generator", "numbers", "--json"], cwd=ROOT, capture_output=True, text=True, check=False)
+    cli = subprocess.run(
+        [sys.executable, "-m", "generator", "numbers", "--json"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     first = json.loads(cli.stdout)["profiles"][0]
     assert got["expected-tokens"] == first["expected_tokens"] and got["speedup"] == first["speedup"]
     assert page.evaluate("location.hash") == "", "merely opening the page must not rewrite its address"
@@ -180,7 +205,9 @@ def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page
     before = readouts(page)
     assert not is_stale(page)
     cell(page, "target", "the").fill("0")
-    assert error_text(page).startswith("The results below are for the last valid numbers, because target row 2 sums to 7/8, not 1.")
+    assert error_text(page).startswith(
+        "The results below are for the last valid numbers, because target row 2 sums to 7/8, not 1."
+    )
     assert readouts(page) == before, "an invalid row must not change the results"
     assert is_stale(page), "the last valid results stay visible, dimmed"
     assert page.locator('#what-if [data-readout="speedup"]').is_visible()
@@ -189,7 +216,10 @@ def test_editing_cells_keeps_the_last_valid_state_until_the_row_sums_to_one(page
     assert error_text(page) == ""
     assert not is_stale(page) and not fix_button(page).is_visible()
     picture = page.locator('#what-if [data-wi="position-picture"] svg').get_attribute("aria-label")
-    assert picture.startswith("Position 2: target p and draft q by token") and "the: p 0, q 1/4; cat: p 5/8, q 3/8" in picture
+    assert (
+        picture.startswith("Position 2: target p and draft q by token")
+        and "the: p 0, q 1/4; cat: p 5/8, q 3/8" in picture
+    )
     state = current_state(page)
     assert state["target"][1][:2] == ["0", "5/8"]
     got = assert_matches_engine(page, tmp_path)
@@ -210,7 +240,9 @@ def test_moving_probability_between_tokens_keeps_the_row_summing_to_one(page, tm
     assert_matches_engine(page, tmp_path)
     for _ in range(6):  # 5/16 left on "the": five more moves, then it refuses
         page.click('[data-wi="move"]')
-    wait_until(page, "() => document.querySelector('[data-wi=\"move-status\"]').textContent.includes('less than the step')")
+    wait_until(
+        page, "() => document.querySelector('[data-wi=\"move-status\"]').textContent.includes('less than the step')"
+    )
     assert cell(page, "draft", "the").input_value() == "0"
     assert "proposal 1, \u201cthe\u201d, has probability 0 in draft row 1" in error_text(page)
     assert current_state(page)["draft"][0][0] == "1/16", "the address keeps the last valid state"
@@ -240,7 +272,7 @@ def test_a_what_if_link_restores_a_random_profile_with_any_denominators(page, tm
     assert page.locator("#what-if tbody tr").count() == 4
     got = assert_matches_engine(page, tmp_path, case["state"])
     assert got["speedup"] == case["numbers"]["speedup"]
-    assert page.locator('[data-position]').count() == 8  # seven positions and the bonus row
+    assert page.locator("[data-position]").count() == 8  # seven positions and the bonus row
     assert page.locator("#wi-profile option:checked").text_content() == "The numbers in the link"
     page.select_option("#wi-profile", "aligned")
     assert_matches_engine(page, tmp_path, shipped_state())
@@ -264,10 +296,18 @@ def broken(change) -> dict:
 
 INVALID = {
     "row-sum": (fragment_of(broken(lambda s: s["target"][2].__setitem__(0, "1/8"))), "target row 3 sums to 9/8, not 1"),
-    "negative": (fragment_of(broken(lambda s: s["draft"][1].__setitem__(0, "-1/8") or s["draft"][1].__setitem__(1, "5/8"))),
-                 "draft row 2, token \u201cthe\u201d: -1/8 is negative"),
-    "wrong-length": (fragment_of(broken(lambda s: s["draft"].pop())), "the draft has 4 rows, but with 6 target rows it needs 5, one fewer than the target"),
-    "short-row": (fragment_of(broken(lambda s: s["target"][0].pop())), "target row 1 has 5 probabilities, but there are 6 tokens"),
+    "negative": (
+        fragment_of(broken(lambda s: s["draft"][1].__setitem__(0, "-1/8") or s["draft"][1].__setitem__(1, "5/8"))),
+        "draft row 2, token \u201cthe\u201d: -1/8 is negative",
+    ),
+    "wrong-length": (
+        fragment_of(broken(lambda s: s["draft"].pop())),
+        "the draft has 4 rows, but with 6 target rows it needs 5, one fewer than the target",
+    ),
+    "short-row": (
+        fragment_of(broken(lambda s: s["target"][0].pop())),
+        "target row 1 has 5 probabilities, but there are 6 tokens",
+    ),
     "garbage": (PREFIX + "%7B%22target%22%3A%5B%5B", "it is not readable JSON"),
     "not-an-object": (PREFIX + "%5B1%2C2%5D", "it is not a JSON object with target, draft, proposals and cost_model"),
 }
@@ -313,8 +353,11 @@ def test_keyboard_alone_edits_a_cell_rebalances_moves_probability_and_hears_the_
     state = current_state(page)
     assert state["target"][0] == ["3/8", "1/8", "0", "1/8", "3/8", "0"]
     assert cell(page, "target", "a").input_value() == "3/8"
-    wait_until(page, "() => document.querySelector('[data-wi=\"live\"]').textContent.startsWith("
-               "'Removed 1/8 from the and gave 1/8 to a in the target row at position 1.')")
+    wait_until(
+        page,
+        "() => document.querySelector('[data-wi=\"live\"]').textContent.startsWith("
+        "'Removed 1/8 from the and gave 1/8 to a in the target row at position 1.')",
+    )
     page.keyboard.press("ArrowUp")  # and back: the largest other cell is a again
     wait_until(page, "() => document.activeElement.value === '1/2'")
     assert current_state(page)["target"][0] == ["1/2", "1/8", "0", "1/8", "1/4", "0"]
@@ -325,7 +368,10 @@ def test_keyboard_alone_edits_a_cell_rebalances_moves_probability_and_hears_the_
     tab_to(page, "e.dataset.wi === 'fix'", limit=12)  # the cells below it, then the button
     assert page.evaluate("document.activeElement.textContent") == "Rebalance: take 1/4 from a"
     page.keyboard.press("Enter")
-    wait_until(page, f"() => document.activeElement.getAttribute('aria-label') === {json.dumps(first_cell.get_attribute('aria-label'))}")
+    wait_until(
+        page,
+        f"() => document.activeElement.getAttribute('aria-label') === {json.dumps(first_cell.get_attribute('aria-label'))}",
+    )
     assert error_text(page) == "" and not is_stale(page)
     assert current_state(page)["target"][0] == ["3/4", "1/8", "0", "1/8", "0", "0"]
     # Into the Move control: Tab until its button, choosing from and to on the way with the keyboard.
@@ -367,8 +413,12 @@ def test_the_calculator_agrees_with_the_editor_where_every_position_accepts_alik
     tokens = list(load_profiles(PROFILES).tokens)
     target_row = ["1/2", "1/4", "1/4", "0", "0", "0"]
     draft_row = ["1/4", "1/4", "1/4", "1/4", "0", "0"]
-    state = {"target": [target_row] * 5, "draft": [draft_row] * 4, "proposals": [tokens[0]] * 4,
-             "cost_model": {"draft_step": "3/20", "verify_step": "1"}}
+    state = {
+        "target": [target_row] * 5,
+        "draft": [draft_row] * 4,
+        "proposals": [tokens[0]] * 4,
+        "cost_model": {"draft_step": "3/20", "verify_step": "1"},
+    }
     open_editor(page, fragment_of(state))
     editor = assert_matches_engine(page, tmp_path, state)
     assert {editor[f"accept-rate-{i}"] for i in range(1, 5)} == {"3/4"}
@@ -481,7 +531,7 @@ def test_readouts_show_a_short_decimal_and_the_exact_fraction_on_demand(page):
     assert alpha.inner_text() == decimals.fixed(Fraction(alpha.get_attribute("data-exact")), 3)
     overlap = page.locator('#what-if tbody tr[data-token="0"] [data-derived="overlap"]')
     assert overlap.inner_text() == "0.375"
-    assert "/" not in page.locator("#what-if [data-wi=\"results\"]").inner_text(), "no fraction until asked for"
+    assert "/" not in page.locator('#what-if [data-wi="results"]').inner_text(), "no fraction until asked for"
     page.check('#what-if [data-wi="exact"]')
     assert speedup.inner_text() == f"{decimals.times(exact)} = {exact}"
     assert overlap.inner_text() == "3/8"
@@ -537,7 +587,10 @@ MALFORMED = {
     "what-if-percent": ("#what-if=%", "This link's what-if state was not loaded, because it is not readable JSON."),
     "bad-escape": ("#what-if=%E0%A4%A", "This link's what-if state was not loaded, because it is not readable JSON."),
     "huge": ("#" + "x" * 100_000, None),
-    "huge-what-if": (PREFIX + "%" * 100_000, "This link's what-if state was not loaded, because it is longer than 20000 characters."),
+    "huge-what-if": (
+        PREFIX + "%" * 100_000,
+        "This link's what-if state was not loaded, because it is longer than 20000 characters.",
+    ),
 }
 
 
@@ -580,11 +633,16 @@ def test_the_editor_prints_the_same_decimals_as_the_pages(page, site_dir):
 
     config, profiles = load_inputs(ROOT)
     facts = build_facts(profiles, config)
-    pages_text = "".join((site_dir / name).read_text(encoding="utf-8") for name in ("speedup.html", "tokens-per-round.html"))
+    pages_text = "".join(
+        (site_dir / name).read_text(encoding="utf-8") for name in ("speedup.html", "tokens-per-round.html")
+    )
     open_editor(page)
     for profile in facts.profiles:
         page.select_option("#wi-profile", profile.id)
-        wait_until(page, f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === {json.dumps(str(profile.speedup))}")
+        wait_until(
+            page,
+            f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === {json.dumps(str(profile.speedup))}",
+        )
         shown = page.locator('#what-if [data-readout="speedup"] .wi-dec').inner_text()
         assert shown == decimals.times(profile.speedup) and f"<strong>{shown}</strong>" in pages_text
         tokens = page.locator('#what-if [data-readout="expected-tokens"] .wi-dec').inner_text()
@@ -609,16 +667,25 @@ def test_the_calculator_starts_where_use_the_editors_numbers_puts_it(page):
     rates = [Fraction(readouts(page)[f"accept-rate-{i}"]) for i in range(1, 6)]
     mean = sum(rates) / len(rates)
     assert start["alpha"] == str(decimals.rounded(mean, 2))  # 33/40 -> 83: a tie, away from zero
-    assert page.locator('[data-wi="calc-alpha-value"]').inner_text() == decimals.fixed(Fraction(int(start["alpha"]), 100), 2)
+    assert page.locator('[data-wi="calc-alpha-value"]').inner_text() == decimals.fixed(
+        Fraction(int(start["alpha"]), 100), 2
+    )
 
 
 def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page):
     """The static tables (on the appendix page) print min(p, q) and the residual as fractions; the editor, asked
     for exact fractions, prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
     open_reference(page)
-    static = {(profile, position): page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
+    static = {
+        (
+            profile,
+            position,
+        ): page.evaluate(f"""() => [...document.querySelectorAll('#positions-{profile}-{position} tbody tr')]
                 .map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))
-                .map(cells => [cells[2], cells[4]])""") for profile in ("aligned", "divergent") for position in range(1, 6)}
+                .map(cells => [cells[2], cells[4]])""")
+        for profile in ("aligned", "divergent")
+        for position in range(1, 6)
+    }
     assert all(len(rows) == 6 for rows in static.values())
     open_editor(page)
     page.check('#what-if [data-wi="exact"]')

@@ -5,6 +5,7 @@ session and parametrize over every page found in the build: a page added later (
 is covered without touching the gates. A gate whose tool is missing skips locally and fails in CI
 (CI=true), so a green CI always means the gate ran.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -2,6 +2,7 @@
 
 A module of its own, not conftest.py, so the gates import it by a name no other conftest shares.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,6 +54,7 @@ def is_playground(site: Path, name: str) -> bool:
 @dataclass
 class Visit:
     """One page load and everything it did that a reader would not want: outside requests, failures, console noise."""
+
     page: object
     blocked: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -60,7 +62,7 @@ class Visit:
 
     @property
     def problems(self) -> list[str]:
-        return ([f"blocked request to another origin: {u}" for u in self.blocked] + self.failed + self.console)
+        return [f"blocked request to another origin: {u}" for u in self.blocked] + self.failed + self.console
 
 
 class Tab:
@@ -96,14 +98,23 @@ class Tab:
 
         # Only other origins are intercepted: Chromium aborts a HEAD request that a route merely continues.
         self.context.route(lambda url: not url.startswith(origin + "/"), block)
-        self.page.on("console", lambda m: m.type in ("error", "warning")
-                     and self.visit.console.append(f"console {m.type}: {m.text}"))
+        self.page.on(
+            "console",
+            lambda m: m.type in ("error", "warning") and self.visit.console.append(f"console {m.type}: {m.text}"),
+        )
         self.page.on("pageerror", lambda e: self.visit.console.append(f"uncaught: {e}"))
         self.page.on("response", response)
         self.page.on("requestfailed", failed)
 
-    def open(self, name: str, *, width: int = 1280, height: int = 900, color_scheme: str = "light",
-             reduced_motion: str = "no-preference") -> Visit:
+    def open(
+        self,
+        name: str,
+        *,
+        width: int = 1280,
+        height: int = 900,
+        color_scheme: str = "light",
+        reduced_motion: str = "no-preference",
+    ) -> Visit:
         """Load a page at this width and in this colour scheme; its problems are recorded from here on."""
         self.page.goto("about:blank")
         self.page.set_viewport_size({"width": width, "height": height})

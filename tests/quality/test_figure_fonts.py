@@ -10,6 +10,7 @@ Each figure is inlined in a page at the width the site shows it at (the width of
 390 and at 1280 px), in its light and its dark variant, and every pair of its <text> boxes, as Chromium lays them
 out, is compared. Text size is the rendered-pages gate's (test_rendered_pages.py); this gate is about fonts.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,9 +57,11 @@ MEASURE = r"""async ({files, width}) => {
 def overlaps(texts: list[dict]) -> list[str]:
     out = []
     for i, a in enumerate(texts):
-        for b in texts[i + 1:]:
-            if min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > SLACK and \
-                    min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > SLACK:
+        for b in texts[i + 1 :]:
+            if (
+                min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > SLACK
+                and min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > SLACK
+            ):
                 out.append(f'"{a["text"]}" overlaps "{b["text"]}"')
     return out
 
@@ -73,8 +76,11 @@ def liberation_only(folder: Path) -> Path:
     for face in faces:
         (fonts / face.name).symlink_to(face)
     conf = folder / "fonts.conf"
-    conf.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>{fonts}</dir>'
-                    f'<cachedir>{folder / "cache"}</cachedir></fontconfig>\n', encoding="utf-8")
+    conf.write_text(
+        f'<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>{fonts}</dir>'
+        f"<cachedir>{folder / 'cache'}</cachedir></fontconfig>\n",
+        encoding="utf-8",
+    )
     return conf
 
 
@@ -89,8 +95,10 @@ def measure(browser_type, site: Path, files: list[str], fontconfig: Path | None)
         browser = browser_type.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
         try:
             page = browser.new_page()
-            page.route(f"{origin}/{BLANK}", lambda route: route.fulfill(content_type="text/html",
-                                                                        body="<!doctype html><body></body>"))
+            page.route(
+                f"{origin}/{BLANK}",
+                lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body></body>"),
+            )
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 900})
                 page.goto(f"{origin}/index.html")
@@ -98,8 +106,9 @@ def measure(browser_type, site: Path, files: list[str], fontconfig: Path | None)
                 page.goto(f"{origin}/{BLANK}")  # the site's pages forbid inline styles (CSP), which inlined SVG uses
                 for variant in ("light", "dark"):
                     wanted = [f.replace(".svg", ".dark.svg") if variant == "dark" else f for f in files]
-                    out[(width, variant)] = page.evaluate(MEASURE, {"files": [f"figures/{f}" for f in wanted],
-                                                                    "width": shown})
+                    out[(width, variant)] = page.evaluate(
+                        MEASURE, {"files": [f"figures/{f}" for f in wanted], "width": shown}
+                    )
         finally:
             browser.close()
     return out
@@ -123,8 +132,12 @@ def liberation_fonts(browser, site, figure_files, tmp_path_factory):
 @pytest.mark.parametrize("fonts", ["default_fonts", "liberation_fonts"])
 def test_no_two_texts_of_a_figure_overlap_in_either_font(request, fonts):
     found = request.getfixturevalue(fonts)
-    problems = [f"{width} px, {variant}: {fig['file']}: {problem}"
-                for (width, variant), figures in found.items() for fig in figures for problem in overlaps(fig["texts"])]
+    problems = [
+        f"{width} px, {variant}: {fig['file']}: {problem}"
+        for (width, variant), figures in found.items()
+        for fig in figures
+        for problem in overlaps(fig["texts"])
+    ]
     assert not problems, "\n".join(problems)
     assert all(fig["texts"] for figures in found.values() for fig in figures)
 
@@ -132,12 +145,17 @@ def test_no_two_texts_of_a_figure_overlap_in_either_font(request, fonts):
 def test_the_liberation_fontconfig_really_sets_the_figures_in_another_font(default_fonts, liberation_fonts):
     """The control that the second run measured something else: Liberation Sans is narrower than DejaVu Sans, so
     the same labels take less room (were the fontconfig ignored, the widths would be equal)."""
+
     def total(found):
         return sum(t["x1"] - t["x0"] for fig in found[(390, "light")] for t in fig["texts"])
+
     assert total(liberation_fonts) < 0.97 * total(default_fonts)
 
 
 def test_the_overlap_check_catches_two_planted_texts():
-    planted = [{"text": "a", "x0": 0, "x1": 20, "y0": 0, "y1": 12}, {"text": "b", "x0": 18, "x1": 40, "y0": 5, "y1": 17},
-               {"text": "c", "x0": 41, "x1": 60, "y0": 0, "y1": 12}]
+    planted = [
+        {"text": "a", "x0": 0, "x1": 20, "y0": 0, "y1": 12},
+        {"text": "b", "x0": 18, "x1": 40, "y0": 5, "y1": 17},
+        {"text": "c", "x0": 41, "x1": 60, "y0": 0, "y1": 12},
+    ]
     assert overlaps(planted) == ['"a" overlaps "b"']

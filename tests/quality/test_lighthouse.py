@@ -8,6 +8,7 @@ tests/quality/lighthouse.mjs, once per module: three runs side by side, each in 
 pages each, and the negative control's two pages). Where node, Lighthouse or
 chromium is missing the test skips and says why; in CI (CI=true) it fails instead.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,6 +27,7 @@ PASS = 0.9  # Lighthouse's own threshold between a passed and a failed audit
 
 pytestmark = pytest.mark.browser
 
+
 def run_lighthouse(jobs: list[tuple[str, list[str]]]) -> dict[str, dict]:
     """Each job (an origin and the pages to load from it) in its own node process, all at once: Lighthouse
     spends most of a page waiting for the page to settle, so three runs side by side take little longer
@@ -37,9 +39,17 @@ def run_lighthouse(jobs: list[tuple[str, list[str]]]) -> dict[str, dict]:
         missing("Lighthouse is not installed (npm ci --ignore-scripts)")
     if not CHROMIUM.exists():
         missing(f"{CHROMIUM} is not installed (apt-get install -y chromium)")
-    runs = [subprocess.Popen([node, str(RUNNER), *(f"{origin}/{n}" for n in names)], cwd=ROOT, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "CHROME_PATH": str(CHROMIUM)})
-            for origin, names in jobs]
+    runs = [
+        subprocess.Popen(
+            [node, str(RUNNER), *(f"{origin}/{n}" for n in names)],
+            cwd=ROOT,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "CHROME_PATH": str(CHROMIUM)},
+        )
+        for origin, names in jobs
+    ]
     found = {}
     for run in runs:
         out, err = run.communicate(timeout=1200)
@@ -55,12 +65,18 @@ def write_controls(folder: Path) -> None:
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bad</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
         '<p><a href="other.html">more</a></p><img src="x.svg" alt="x"><p>Text under the image.</p></body></html>',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (folder / "big.html").write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Big</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><ul>'
-        + "<li>item</li>" * 1500 + "</ul></body></html>", encoding="utf-8")
-    (folder / "x.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"/>', encoding="utf-8")
+        + "<li>item</li>" * 1500
+        + "</ul></body></html>",
+        encoding="utf-8",
+    )
+    (folder / "x.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"/>', encoding="utf-8"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ protocol, which the CSP does not govern. Under `-n 2` all of one page's tests ru
 (an xdist_group per page), so each view is loaded once per session, and every visit a process makes
 is made in one tab (quality_support.Tab), which costs Chromium far less than a fresh one.
 """
+
 from __future__ import annotations
 
 import io
@@ -34,8 +35,12 @@ from quality_support import AXE, Tab, exercise_widgets, need_node_modules
 pytestmark = pytest.mark.browser
 SPREAD_BY_PAGE = True  # tests/quality/conftest.py: one xdist group per page
 
-VIEWS = {"light-1280px": ("light", 1280), "dark-1280px": ("dark", 1280),
-         "light-390px": ("light", 390), "dark-390px": ("dark", 390)}
+VIEWS = {
+    "light-1280px": ("light", 1280),
+    "dark-1280px": ("dark", 1280),
+    "light-390px": ("light", 390),
+    "dark-390px": ("dark", 390),
+}
 DARK_VIEWS = [v for v, (scheme, _) in VIEWS.items() if scheme == "dark"]
 TAB_VIEW, NARROW_VIEW, MOTION_VIEW = "light-1280px", "light-390px", "dark-390px"
 FULL_AXE_VIEWS = ("light-390px", "dark-1280px")  # every rule; the other two views run colour contrast only
@@ -50,8 +55,10 @@ RUN_AXE = """async (only) => {
     nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary.split("\\n").slice(1).join(" ").slice(0, 300))}));
 }"""
 
-FOCUSABLE = ("a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, iframe, "
-             "[contenteditable=''], [contenteditable=true], [tabindex]")
+FOCUSABLE = (
+    "a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, iframe, "
+    "[contenteditable=''], [contenteditable=true], [tabindex]"
+)
 
 # Marks every element that Tab should reach, and every one a composite widget takes out of the
 # tab order on purpose (roving tabindex), so the walk can compare what it met against both.
@@ -206,8 +213,9 @@ def rendered(tab: Tab, page_name: str, view: str) -> Rendered:
 def visit(tab: Tab, page_name: str, view: str) -> Rendered:
     scheme, width = VIEWS[view]
     axe_source = need_node_modules(AXE).read_text(encoding="utf-8")
-    loaded = tab.open(page_name, width=width, color_scheme=scheme,
-                      reduced_motion="reduce" if view == MOTION_VIEW else "no-preference")
+    loaded = tab.open(
+        page_name, width=width, color_scheme=scheme, reduced_motion="reduce" if view == MOTION_VIEW else "no-preference"
+    )
     page, found = loaded.page, {}
     if view == TAB_VIEW:  # first, on the page as it loads
         found["tab"] = tab_walk(page, page_name)
@@ -225,8 +233,11 @@ def visit(tab: Tab, page_name: str, view: str) -> Rendered:
     bright = brighter_than_surface(page, cards) if cards else []
     measure = page.evaluate(MEASURE)
     page.evaluate(axe_source)
-    only = ({"type": "tag", "values": WCAG_TAGS} if view in FULL_AXE_VIEWS
-            else {"type": "rule", "values": ["color-contrast"]})
+    only = (
+        {"type": "tag", "values": WCAG_TAGS}
+        if view in FULL_AXE_VIEWS
+        else {"type": "rule", "values": ["color-contrast"]}
+    )
     violations = page.evaluate(RUN_AXE, only)
     if view == NARROW_VIEW:
         page.set_viewport_size({"width": NARROW, "height": 800})
@@ -251,7 +262,9 @@ def tab_walk(page, page_name: str) -> dict:
             groups_met.add(now["group"])
         if not now["visible"]:
             invisible.append(f"{now['name']}: {now['style']}")
-    unreached = [t["name"] for t in targets["reach"] if t["key"] not in met and not (t["group"] and t["group"] in groups_met)]
+    unreached = [
+        t["name"] for t in targets["reach"] if t["key"] not in met and not (t["group"] and t["group"] in groups_met)
+    ]
     orphans = [t["name"] for t in targets["roving"] if t["group"] not in groups_met]
     return {"trap": trap, "invisible": invisible, "unreached": unreached, "orphans": orphans, "stray": targets["stray"]}
 
@@ -281,9 +294,12 @@ def card_colours(page) -> list[tuple[str, tuple[int, int, int]]]:
 
 def brighter_than_surface(page, cards) -> list[str]:
     surface = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--surface').trim()")
-    rgb = tuple(int(surface[i:i + 2], 16) for i in (1, 3, 5))
-    return [f"{src} shows a card of {colour}, brighter than the page's surface {surface}"
-            for src, colour in cards if luminance(colour) > luminance(rgb) + 0.002]
+    rgb = tuple(int(surface[i : i + 2], 16) for i in (1, 3, 5))
+    return [
+        f"{src} shows a card of {colour}, brighter than the page's surface {surface}"
+        for src, colour in cards
+        if luminance(colour) > luminance(rgb) + 0.002
+    ]
 
 
 def play_one_frame(page) -> bool:
@@ -294,7 +310,9 @@ def play_one_frame(page) -> bool:
     status = page.locator("[data-stepper-status]").first
     before = status.inner_text()
     play.first.click()
-    page.wait_for_function("([el, text]) => el.textContent !== text", arg=[status.element_handle(), before], timeout=5000)
+    page.wait_for_function(
+        "([el, text]) => el.textContent !== text", arg=[status.element_handle(), before], timeout=5000
+    )
     return True
 
 
@@ -317,7 +335,9 @@ def test_tab_reaches_every_control_and_focus_is_always_visible(tab, page_name):
     assert walk["trap"] is None, f"{page_name}: Tab does not move on from {walk['trap']}: a keyboard trap"
     assert not walk["invisible"], f"{page_name}: focus not visible on\n" + "\n".join(walk["invisible"])
     assert not walk["unreached"], f"{page_name}: Tab never reaches {walk['unreached']}"
-    assert not walk["orphans"], f"{page_name}: no member of these composite widgets is in the tab order: {walk['orphans']}"
+    assert not walk["orphans"], (
+        f"{page_name}: no member of these composite widgets is in the tab order: {walk['orphans']}"
+    )
     assert not walk["stray"], f"{page_name}: controls taken out of the tab order (tabindex=-1): {walk['stray']}"
 
 
@@ -327,12 +347,14 @@ def test_figure_text_and_inline_math_render_large_enough(tab, page_name, view):
     for fig in found["figures"]:
         assert fig["texts"] > 0, fig
         assert fig["smallest"] >= FIGURE_TEXT_PX, (
-            f"{page_name} ({view}): {fig['src']} renders \"{fig['which']}\" at "
-            f"{fig['smallest']:.1f} px in a {fig['width']:.0f} px image")
+            f'{page_name} ({view}): {fig["src"]} renders "{fig["which"]}" at '
+            f"{fig['smallest']:.1f} px in a {fig['width']:.0f} px image"
+        )
         assert fig["src"].endswith(".dark.svg") == (VIEWS[view][0] == "dark"), fig["src"]
     if found["math"] != float("inf"):
         assert found["math"] >= INLINE_MATH_PX, (
-            f"{page_name} ({view}): inline formula glyph \"{found['glyph']}\" at {found['math']:.1f} px")
+            f'{page_name} ({view}): inline formula glyph "{found["glyph"]}" at {found["math"]:.1f} px'
+        )
 
 
 @pytest.mark.parametrize("view", DARK_VIEWS)
@@ -369,7 +391,9 @@ def test_the_motion_check_sees_the_steppers_animation_when_motion_is_allowed(tab
     assert any("frame-in" in m for m in moving), moving
 
 
-def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card_and_axe_faults(browser, site, tmp_path):
+def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card_and_axe_faults(
+    browser, site, tmp_path
+):
     """Negative control: a figure drawn 614 units wide with 10-unit labels, a stacked fraction in a sentence,
     the light figure on a dark page, an image without alt text (the full axe run), grey text on a
     grey ground (the contrast-only run), and a request to another origin and for a missing file must
@@ -381,7 +405,9 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card
     light = next(p for p in sorted((site / "figures").glob("*.svg")) if not p.name.endswith(".dark.svg"))
     svg = light.read_text(encoding="utf-8")
     width = float(svg.split('viewBox="0 0 ')[1].split()[0])
-    wide = svg.replace(f'viewBox="0 0 {svg.split("viewBox=")[1].split()[2]}', f'viewBox="0 0 {width * 614 / 331.2:g}', 1)
+    wide = svg.replace(
+        f'viewBox="0 0 {svg.split("viewBox=")[1].split()[2]}', f'viewBox="0 0 {width * 614 / 331.2:g}', 1
+    )
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "wide.svg").write_text(wide, encoding="utf-8")
     (tmp_path / "figures" / "light.svg").write_text(svg, encoding="utf-8")
@@ -391,16 +417,22 @@ def test_the_gauges_catch_a_desktop_sized_figure_a_stacked_fraction_a_light_card
         '<link rel="stylesheet" href="assets/style.css"></head><body><main class="prose">'
         '<figure class="figure"><img src="figures/wide.svg" alt="x"></figure>'
         '<figure class="figure"><img src="figures/light.svg" alt="y"></figure>'
-        '</main></body></html>', encoding="utf-8")
+        "</main></body></html>",
+        encoding="utf-8",
+    )
     (tmp_path / "leaky.html").write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
         '<img src="https://example.org/tracker.png" alt=""><img src="figures/missing.svg" alt="">'
-        '</body></html>', encoding="utf-8")
+        "</body></html>",
+        encoding="utf-8",
+    )
     (tmp_path / "bare.html").write_text(  # without the site's stylesheet, as the issue found the pages
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>'
         '<p>A stacked <span class="math inline"><math><mfrac><mn>3</mn><mn>8</mn></mfrac></math></span>.</p>'
         '<img src="figures/light.svg"><p style="color:#999;background:#aaa">faint</p>'
-        '</body></html>', encoding="utf-8")
+        "</body></html>",
+        encoding="utf-8",
+    )
     axe_source = need_node_modules(AXE).read_text(encoding="utf-8")
     with serve(tmp_path) as url:
         leaky = Tab(browser, url)

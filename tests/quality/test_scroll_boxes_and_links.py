@@ -1,4 +1,5 @@
 """The Markdown post-processing in generator/render/markdown.py that the accessibility and security gates rely on."""
+
 from generator.render.markdown import markdown_renderer, render_markdown
 
 PAGE = """\

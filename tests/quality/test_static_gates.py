@@ -4,6 +4,7 @@ The Nu HTML checker runs once over every page in a single JVM, since starting Ja
 than checking ten pages. No checker rule is disabled; its CSP "info warnings" are not errors and
 are left out by --errors-only (run over file:// URLs, every relative asset looks cross-origin to it).
 """
+
 from __future__ import annotations
 
 import base64
@@ -28,8 +29,12 @@ PLAYGROUND_BUDGET = 1500 * KB
 def vnu_messages(site) -> dict[str, list[str]]:
     java, jar = need_java(), need_node_modules(VNU)
     pages = [str(site / name) for name in page_names(site)]
-    run = subprocess.run([java, "-jar", str(jar), "--errors-only", "--format", "json", *pages],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [java, "-jar", str(jar), "--errors-only", "--format", "json", *pages],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     try:
         messages = json.loads(run.stderr or run.stdout)["messages"]
     except ValueError:
@@ -38,9 +43,14 @@ def vnu_messages(site) -> dict[str, list[str]]:
     for m in messages:
         url = m.get("url", "?")
         path = Path(url.removeprefix("file:").lstrip("/")) if url.startswith("file:") else None
-        name = path.relative_to(site.relative_to("/")).as_posix() if path and site.relative_to("/") in path.parents else url
+        name = (
+            path.relative_to(site.relative_to("/")).as_posix()
+            if path and site.relative_to("/") in path.parents
+            else url
+        )
         by_page.setdefault(name, []).append(
-            f"line {m.get('lastLine', '?')}: {m['type']}: {m['message']} [{m.get('extract', '').strip()[:100]}]")
+            f"line {m.get('lastLine', '?')}: {m['type']}: {m['message']} [{m.get('extract', '').strip()[:100]}]"
+        )
     return by_page
 
 
@@ -75,7 +85,9 @@ class SecurityParser(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag == "meta" and a.get("http-equiv", "").lower() == "content-security-policy":
             self.csp.append(a.get("content", ""))
-        if not self.csp and (tag == "script" or (tag == "link" and set(a.get("rel", "").split()) & LOADING_RELS - {"icon"})):
+        if not self.csp and (
+            tag == "script" or (tag == "link" and set(a.get("rel", "").split()) & LOADING_RELS - {"icon"})
+        ):
             self.loads_before_csp.append(tag)
         self.handlers += [f"<{tag} {k}>" for k in a if re.fullmatch(r"on[a-z]+", k)]
         if "style" in a:
@@ -122,8 +134,11 @@ INLINE_SCRIPT_BY_HASH = {"404.html"}
 
 def test_no_page_runs_an_inline_script_but_the_404_page_admitted_by_its_hash(site, page_name):
     text = (site / page_name).read_text(encoding="utf-8")
-    inline = [body for attrs, body in re.findall(r"<script\b([^>]*)>(.*?)</script>", text, re.S)
-              if "src=" not in attrs and "application/json" not in attrs]
+    inline = [
+        body
+        for attrs, body in re.findall(r"<script\b([^>]*)>(.*?)</script>", text, re.S)
+        if "src=" not in attrs and "application/json" not in attrs
+    ]
     if page_name not in INLINE_SCRIPT_BY_HASH:
         assert security(site, page_name).inline_scripts == 0 and not inline, f"{page_name}: inline script"
         return
@@ -151,8 +166,11 @@ def fetched(site: Path, name: str) -> set[str]:
     parser.close()
     root = site.resolve()
     todo = [(site / name).resolve()]
-    todo += [(site / name).parent.joinpath(r.url.split("#")[0].split("?")[0]).resolve()
-             for r in parser.refs if r.loads and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//", r.url)]
+    todo += [
+        (site / name).parent.joinpath(r.url.split("#")[0].split("?")[0]).resolve()
+        for r in parser.refs
+        if r.loads and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//", r.url)
+    ]
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
@@ -160,14 +178,16 @@ def fetched(site: Path, name: str) -> set[str]:
             continue
         seen.add(path)
         if path.suffix == ".css":
-            for m in re.finditer(r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", path.read_text(encoding="utf-8")):
+            for m in re.finditer(
+                r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", path.read_text(encoding="utf-8")
+            ):
                 url = m.group(1) or m.group(2)
                 if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^#", url):
                     todo.append(path.parent.joinpath(url).resolve())
     # A figure's dark variant (<picture><source media="(prefers-color-scheme: dark)">) replaces its light
     # one: a reader fetches one of the two, so the pair weighs as much as the larger.
     for path in [p for p in seen if p.name.endswith(".dark.svg")]:
-        light = path.with_name(path.name[:-len(".dark.svg")] + ".svg")
+        light = path.with_name(path.name[: -len(".dark.svg")] + ".svg")
         if light in seen:
             seen.discard(light if light.stat().st_size <= path.stat().st_size else path)
     return {p.relative_to(root).as_posix() for p in seen}
