@@ -67,6 +67,10 @@ def plural(n: int, word: str) -> str:
 def read_review(folder: Path) -> dict:
     """review.json, keeping only entries of the expected shape."""
     raw = json.loads((folder / "review.json").read_text(encoding="utf-8"))
+    if not isinstance(raw, dict):
+        raw = {"error": "review.json is not an object"}
+    if raw.get("error") is not None:
+        return {"figures": [], "pages": [], "error": str(raw["error"])}
     figures = [
         f
         for f in raw.get("figures", [])
@@ -95,6 +99,9 @@ def body(review: dict, review_url: str = "", run_url: str = "", head_sha: str = 
     count = {s: sum(1 for f in figures if f["status"] == s) for s in STATUSES}
     moved = [f for f in figures if f["status"] != "unchanged"]
     lines = [MARKER, "## Figure review", ""]
+    if review.get("error"):
+        problem = f"**The review could not compare the two builds**: {plain(review['error'], 400)}"
+        return "\n".join([*lines, problem, "", "This comment is updated on every push.", ""])
     if moved:
         figure_note = (
             f"**{plural(count['changed'], 'figure')} changed**, {count['added']} added, "
@@ -177,7 +184,7 @@ def review(builds: Path, out: Path) -> str:
 
     A base that did not build is missing from the artifact: every figure then shows as added."""
     sys.path.insert(0, str(ROOT))
-    from generator.commands.compare import headline, write_review
+    from generator.commands.compare import headline, write_failure, write_review
     from generator.errors import UserError
 
     base, head = builds / "base", builds / "head"
@@ -188,11 +195,14 @@ def review(builds: Path, out: Path) -> str:
         base.mkdir(exist_ok=True)
     try:
         figs, pages = write_review(base, head, out)
+        said = headline(figs, pages)
     except UserError as exc:
-        raise SystemExit(f"error: {exc}") from None
+        # The comment still says what happened: a malformed build is not a reason to leave an old review up.
+        write_failure(out, str(exc))
+        said = f"error: {exc}"
     if (builds / "pr.json").is_file() and not (builds / "pr.json").is_symlink():
         shutil.copyfile(builds / "pr.json", out / "pr.json")
-    return headline(figs, pages)
+    return said
 
 
 def post(api: Api, repo: str, number: int, head_sha: str, text: str) -> str:
@@ -250,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     api = github_api(os.environ["GITHUB_TOKEN"])
     text = body(found, args.review_url, args.run_url, args.head_sha, base_sha)
     print(post(api, args.repo, number, args.head_sha, text))
+    if found.get("error"):
+        print(f"error: {found['error']}", file=sys.stderr)
+        return 1  # posted, and the run is red: the review did not happen
     return 0
 
 

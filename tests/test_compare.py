@@ -2,6 +2,7 @@
 
 import base64
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -39,6 +40,7 @@ def builds(tmp_path_factory, shared_cache):
     del figures["acceptance"]
     shutil.copyfile(head / "figures" / "round-lengths.svg", head / "figures" / "brand-new.svg")
     figures["brand-new"] = {**figures["round-lengths"], "file": "brand-new.svg"}
+    del figures["brand-new"]["dark"]  # a new figure drawn in light only
     manifest_path.write_text(json.dumps(manifest))
 
     page = head / "index.html"
@@ -86,7 +88,7 @@ def test_unchanged_figures_are_listed_but_not_shown(builds):
 
 def test_the_review_is_one_file(builds):
     out = builds[2]
-    assert sorted(p.name for p in out.rglob("*")) == ["index.html", "review.json", "summary.md"]
+    assert sorted(p.name for p in out.rglob("*")) == [".figure-review", "index.html", "review.json", "summary.md"]
     data = json.loads((out / "review.json").read_text())
     assert {f["name"]: f["status"] for f in data["figures"] if f["status"] != "unchanged"} == {
         "roofline": "changed",
@@ -128,14 +130,25 @@ def test_visible_text_skips_scripts_and_styles_and_reads_images_by_their_alt():
     assert lines == ["[title: T]", "One two", "[image: A chart]", "three"]
 
 
+STAMPED = (
+    '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>Version 1, built {} from '
+    "<code>{}</code>.{}</p><p>After</p></footer>"
+)
+
+
 def test_the_build_stamp_is_not_a_change_to_review():
     """Two commits' builds always differ in the footer's date and commit; that alone is no page change."""
-    page = '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>Version 1, built {} from <code>{}</code>.</p><p>After</p></footer>'
-    assert (
-        visible_text(page.format("2026-01-01", "aaaa"))
-        == visible_text(page.format("2026-02-02", "bbbb"))
-        == ["Same text", "After"]
+    assert visible_text(STAMPED.format("2026-01-01", "aaaaaaa", "")) == visible_text(
+        STAMPED.format("2026-02-02", "bbbbbbbbbbbb", "")
     )
+    assert visible_text(STAMPED.format("2026-01-01", "aaaaaaa", ""))[0] == "Same text"
+
+
+def test_text_hidden_inside_a_build_stamp_is_still_reviewed():
+    """Only the date and the commit are masked: words or an image slipped into the stamp are a change."""
+    plain = visible_text(STAMPED.format("2026-01-01", "aaaaaaa", ""))
+    assert visible_text(STAMPED.format("2026-01-01", "aaaaaaa", " Buy now at example.org")) != plain
+    assert visible_text(STAMPED.format("2026-01-01", "aaaaaaa", '<img src="x.png" alt="an advert">')) != plain
 
 
 def test_comparing_a_build_with_itself_reports_no_change(builds, tmp_path):
@@ -158,3 +171,86 @@ def test_compare_refuses_to_overwrite_a_folder_that_is_not_a_review(builds, tmp_
         text=True,
     )
     assert done.returncode == 2 and "refusing" in done.stderr and (tmp_path / "keep.txt").exists()
+
+
+def run_compare(base: Path, head: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "compare", str(base), str(head), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_change_to_a_dark_figure_alone_is_reported(builds, tmp_path):
+    base = builds[0]
+    head = Path(shutil.copytree(base, tmp_path / "head"))
+    run = run_compare(base, head, tmp_path / "same")
+    assert "0 figures changed" in run.stdout  # the negative control: an identical copy
+    dark = head / "figures" / "roofline.dark.svg"
+    text = dark.read_text()
+    dark.write_text(text.replace(re.search(r"#[0-9a-f]{6}", text).group(0), "#101010"))
+    run = run_compare(base, head, tmp_path / "r")
+    assert run.returncode == 0, run.stderr
+    assert "1 figures changed" in run.stdout
+    data = json.loads((tmp_path / "r" / "review.json").read_text())
+    assert [f["name"] for f in data["figures"] if f["status"] == "changed"] == ["roofline.dark"]
+    assert 'id="figure-roofline.dark" class="dark"' in (tmp_path / "r" / "index.html").read_text()
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    ["{not json", "[1, 2]", '{"figures": [1]}', '{"figures": {"roofline": 3}}', '{"figures": {"a": {"file": 3}}}'],
+)
+def test_a_malformed_manifest_is_one_line(builds, tmp_path, manifest):
+    head = Path(shutil.copytree(builds[0], tmp_path / "head"))
+    (head / "figures" / "manifest.json").write_text(manifest)
+    run = run_compare(builds[0], head, tmp_path / "r")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.count("\n") == 1 and "manifest.json" in run.stderr, run.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_escapes(builds, tmp_path):
+    head = Path(shutil.copytree(builds[0], tmp_path / "head"))
+    (head / os.fsdecode(b"odd-\xff.txt")).write_text("hello")
+    run = run_compare(builds[0], head, tmp_path / "r")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    data = json.loads((tmp_path / "r" / "review.json").read_text())
+    assert {"path": "odd-\\xff.txt", "status": "added"} in data["other_files"]
+
+
+USE_BOMB = (
+    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+    '<path id="a" d="M0 0h1"/><g id="b"><use xlink:href="#a"/><use xlink:href="#a"/></g>'
+    '<g id="c"><use xlink:href="#b"/><use xlink:href="#b"/></g></svg>'
+)
+
+
+def test_a_figure_that_could_stop_the_review_page_is_described_not_shown(builds, tmp_path):
+    head = Path(shutil.copytree(builds[0], tmp_path / "head"))
+    (head / "figures" / "roofline.svg").write_text(USE_BOMB)
+    (head / "figures" / "acceptance.svg").write_bytes(b"<svg>" + b"<g/>" * 600_000 + b"</svg>")
+    run = run_compare(builds[0], head, tmp_path / "r")
+    assert run.returncode == 0, run.stderr
+    page = (tmp_path / "r" / "index.html").read_text()
+    images = shown_images(page)
+    assert images["roofline"] == [(builds[0] / "figures" / "roofline.svg").read_bytes()]  # only the before
+    assert "copies another &lt;use&gt;" in page and "over the review&#x27;s limit" in page
+    assert len(images["acceptance"]) == 1
+
+
+def test_compare_keeps_someone_elses_summary_md(builds, tmp_path):
+    """A folder holding a summary.md is not a review unless compare made it: it is left as it was."""
+    (tmp_path / "summary.md").write_text("my notes")
+    run = run_compare(builds[0], builds[1], tmp_path)
+    assert run.returncode == 2 and "refusing" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.md"]
+    assert (tmp_path / "summary.md").read_text() == "my notes"
+
+
+def test_compare_writes_again_over_its_own_review(builds, tmp_path):
+    assert run_compare(builds[0], builds[1], tmp_path / "r").returncode == 0
+    run = run_compare(builds[0], builds[0], tmp_path / "r")
+    assert run.returncode == 0 and "0 figures changed" in run.stdout, run.stderr
+    (tmp_path / "r" / "extra.txt").write_text("someone's")
+    assert run_compare(builds[0], builds[0], tmp_path / "r").returncode == 2
+    assert (tmp_path / "r" / "extra.txt").exists()

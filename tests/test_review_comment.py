@@ -85,7 +85,7 @@ def test_the_comment_workflow_computes_the_review_itself_and_ignores_a_review_in
     (builds / "head" / "review.json").write_text(json.dumps(forged))
     out = tmp_path / "figure-review"
     assert rc.main(["review", str(builds), "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == {"index.html", "summary.md", "review.json", "pr.json"}
+    assert {p.name for p in out.iterdir()} == {".figure-review", "index.html", "summary.md", "review.json", "pr.json"}
     text = rc.body(rc.read_review(out), URL, "", HEAD, BASE)
     assert "**1 figure changed**" in text and "| `roofline` | changed |" in text
     assert "No figure changed" not in text
@@ -125,6 +125,21 @@ def test_a_base_that_did_not_build_shows_every_figure_as_added(two_builds, tmp_p
     rc.review(builds, out)
     review = rc.read_review(out)
     assert review["figures"] and {f["status"] for f in review["figures"]} == {"added"}
+
+
+def test_a_malformed_manifest_still_gets_a_comment_that_says_the_review_failed(two_builds, tmp_path):
+    """A stale "No figure changed" must not stay up: the comment says the builds could not be compared."""
+    _, base, head = two_builds
+    builds = artifact(tmp_path, base, head)
+    (builds / "head" / "figures" / "manifest.json").write_text('{"figures": [')
+    out = tmp_path / "figure-review"
+    assert rc.main(["review", str(builds), "--out", str(out)]) == 0  # the upload and post steps still run
+    text = rc.body(rc.read_review(out), URL, "", HEAD, BASE)
+    assert "**The review could not compare the two builds**" in text and "manifest.json" in text
+    assert "No figure changed" not in text and "figure changed" not in text
+    assert "could not compare" in (out / "summary.md").read_text()
+    fake = FakeGitHub(HEAD, [])
+    assert rc.post(fake, "o/r", 7, HEAD, text).startswith("added comment")
 
 
 def test_a_symlink_in_a_build_is_not_followed(two_builds, tmp_path):

@@ -16,10 +16,10 @@ import hashlib
 import html
 import json
 import re
-import shutil
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 from ..errors import UserError
 
@@ -75,9 +75,10 @@ class VisibleText(HTMLParser):
         self.current: list[str] = []
         self.hidden = 0
         self.in_title = False
-        # Inside an element marked data-build-stamp: its tag, and how many elements of that tag are open.
+        # Inside an element marked data-build-stamp: its tag, how many elements of that tag are open, its text.
         self.stamp_tag = ""
         self.stamp_depth = 0
+        self.stamp: list[str] = []
 
     def flush(self) -> None:
         line = " ".join("".join(self.current).split())
@@ -88,11 +89,13 @@ class VisibleText(HTMLParser):
     def handle_starttag(self, tag, attrs):
         if self.stamp_depth:
             self.stamp_depth += tag == self.stamp_tag
+            if tag == "img":
+                self.stamp.append(f" [image: {dict(attrs).get('alt') or ''}] ")
             return
         if any(name == "data-build-stamp" for name, _ in attrs):
-            # the build's date and commit differ between any two commits; they are not a change to review
+            # the build's date and commit differ between any two commits: they are masked, the rest is compared
             self.flush()
-            self.stamp_tag, self.stamp_depth = tag, 1
+            self.stamp_tag, self.stamp_depth, self.stamp = tag, 1, []
             return
         if tag == "title":
             self.in_title = True
@@ -115,6 +118,8 @@ class VisibleText(HTMLParser):
     def handle_endtag(self, tag):
         if self.stamp_depth:
             self.stamp_depth -= tag == self.stamp_tag
+            if not self.stamp_depth:
+                self.lines.append(f"[build stamp: {mask_stamp(''.join(self.stamp))}]")
             return
         if tag == "title" and self.in_title:
             self.in_title = False
@@ -127,8 +132,21 @@ class VisibleText(HTMLParser):
             self.flush()
 
     def handle_data(self, data):
-        if not self.stamp_depth and (not self.hidden or self.in_title):
+        if self.stamp_depth:
+            self.stamp.append(data)
+        elif not self.hidden or self.in_title:
             self.current.append(data)
+
+
+STAMP_COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
+STAMP_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
+
+def mask_stamp(text: str) -> str:
+    """A build stamp's text with its date and commit masked: those differ between any two commits, the rest is
+    reviewed like any other text (a stamp is no place to hide a change)."""
+    text = STAMP_DATE.sub("DATE", " ".join(text.split()))
+    return STAMP_COMMIT.sub("COMMIT", text)
 
 
 def visible_text(markup: str) -> list[str]:
@@ -136,53 +154,83 @@ def visible_text(markup: str) -> list[str]:
     parser.feed(markup)
     parser.close()
     parser.flush()
+    if parser.stamp_depth:  # a stamp left open to the end of the page still shows its text
+        parser.lines.append(f"[build stamp: {mask_stamp(''.join(parser.stamp))}]")
     return parser.lines
+
+
+def shown_name(path: Path) -> str:
+    """A file name as text: one that is not UTF-8 shows its odd bytes as escapes instead of breaking the review."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass
 class Build:
     root: Path
-    files: dict[str, str] = field(default_factory=dict)  # path -> sha256
+    files: dict[str, str] = field(default_factory=dict)  # name (as shown) -> sha256
+    paths: dict[str, Path] = field(default_factory=dict)  # name (as shown) -> the file
     manifest: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, root: Path) -> Build:
         if not root.is_dir():
-            raise UserError(f"{root}: no such folder")
+            raise UserError(f"{shown_name(root)}: no such folder")
         b = cls(root)
         for p in sorted(root.rglob("*")):
             # A build is read as data (the comment workflow reads a pull request's): a symlink in it is
             # never followed out of it.
             if p.is_file() and not p.is_symlink():
-                b.files[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
-        path = root / "figures" / "manifest.json"
-        if path.exists():
-            try:
-                b.manifest = json.loads(path.read_text(encoding="utf-8")).get("figures", {})
-            except ValueError as exc:
-                raise UserError(f"{path}: not valid JSON: {exc}") from None
+                name = shown_name(p.relative_to(root).as_posix())
+                b.files[name] = hashlib.sha256(p.read_bytes()).hexdigest()
+                b.paths[name] = p
+        b.manifest = read_manifest(root / "figures" / "manifest.json")
         return b
 
     def figures(self) -> dict[str, str]:
         """name -> file inside figures/, from the manifest and from whatever SVGs are there.
 
-        A dark variant (NAME.dark.svg) is the light one with its colours swapped, so it changes exactly
-        when its light figure does: the review shows the light one only."""
-        out = {name: f"figures/{entry.get('file', name + '.svg')}" for name, entry in self.manifest.items()}
+        A dark variant is a figure of its own, NAME.dark: a change to the dark colours alone is still a change."""
+        out = {}
+        for name, entry in self.manifest.items():
+            out[name] = f"figures/{entry.get('file', name + '.svg')}"
+            if isinstance(entry.get("dark"), dict):
+                out[name + ".dark"] = f"figures/{entry['dark'].get('file', name + '.dark.svg')}"
         for rel in self.files:
-            if (
-                rel.startswith("figures/")
-                and rel.endswith(".svg")
-                and rel.count("/") == 1
-                and not rel.endswith(".dark.svg")
-            ):
+            if rel.startswith("figures/") and rel.endswith(".svg") and rel.count("/") == 1:
                 out.setdefault(rel[len("figures/") : -len(".svg")], rel)
         return out
+
+    def entry(self, name: str) -> dict:
+        """The manifest's entry for a figure; a dark variant shares its light figure's caption and alt text."""
+        return self.manifest.get(name.removesuffix(".dark"), {})
 
     def text(self, rel: str) -> list[str]:
         if rel not in self.files:
             return []
-        return visible_text((self.root / rel).read_text(encoding="utf-8", errors="replace"))
+        return visible_text(self.paths[rel].read_text(encoding="utf-8", errors="replace"))
+
+    def read(self, rel: str) -> bytes:
+        return self.paths[rel].read_bytes()
+
+
+def read_manifest(path: Path) -> dict:
+    """figures/manifest.json's figures, each an object of strings and objects; anything else is one line."""
+    if not path.is_file() or path.is_symlink():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"{shown_name(path)}: not valid JSON: {exc}") from None
+    figures = raw.get("figures") if isinstance(raw, dict) else None
+    if not isinstance(figures, dict):
+        raise UserError(f'{shown_name(path)}: expected an object with a "figures" object')
+    for name, entry in figures.items():
+        if not isinstance(entry, dict) or not all(isinstance(v, str | dict) for v in entry.values()):
+            raise UserError(f"{shown_name(path)}: figures.{name}: expected an object of strings and objects")
+        for key in ("file", "caption", "alt"):
+            if key in entry and not isinstance(entry[key], str):
+                raise UserError(f"{shown_name(path)}: figures.{name}.{key}: expected a string")
+    return figures
 
 
 @dataclass
@@ -206,7 +254,7 @@ class PageChange:
 
 def _why(old: dict, new: dict) -> str:
     a, b = old.get("inputs") or {}, new.get("inputs") or {}
-    if not a or not b:
+    if not isinstance(a, dict) or not isinstance(b, dict) or not a or not b:
         return ""
     reasons = []
     if a.get("function") != b.get("function"):
@@ -230,8 +278,9 @@ def figure_changes(base: Build, head: Build) -> list[FigureChange]:
         if before is None or after is None:
             out.append(FigureChange(name, "added" if before is None else "removed", before, after))
             continue
-        m_old, m_new = base.manifest.get(name, {}), head.manifest.get(name, {})
-        notes = [f"{key} changed" for key in ("caption", "alt") if m_old.get(key) != m_new.get(key)]
+        m_old, m_new = base.entry(name), head.entry(name)
+        light = name.removesuffix(".dark")
+        notes = [f"{key} changed" for key in ("caption", "alt") if m_old.get(key) != m_new.get(key) and light == name]
         same_picture = base.files[before] == head.files[after]
         if same_picture and not notes:
             out.append(FigureChange(name, "unchanged", before, after))
@@ -286,6 +335,7 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid 
 .why,.note{color:#444}pre.diff{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap}
 .add{background:#e6ffec;display:block}.del{background:#ffebe9;display:block}.hunk{color:#6e40c9;display:block}
 .ctx{display:block;color:#444}code{background:#f2f2f2;padding:0 .2em}
+.dark .trio img,.dark .trio figure{background:#1b1b1f}.dark .trio figcaption{color:#eee}
 """
 
 STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
@@ -301,9 +351,44 @@ def data_uri(svg: bytes) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
 
+MAX_SVG_BYTES = 2_000_000  # the largest figure drawn today is about 60 KB
+MAX_SVG_ELEMENTS = 100_000  # elements drawn, each <use> counted as the elements it copies
+
+
+def shown_svg(svg: bytes) -> str:
+    """An SVG as an inline image, or why it is not shown: the figures come from a pull request, so one too large,
+    that declares entities, that does not parse, or whose <use> elements copy other <use> elements or add up
+    to more than MAX_SVG_ELEMENTS (a "use bomb" that stops a browser drawing the page) is described, not shown."""
+    if len(svg) > MAX_SVG_BYTES:
+        return f"not shown: {len(svg):,} bytes, over the review's limit of {MAX_SVG_BYTES:,}"
+    if b"<!ENTITY" in svg.upper() or re.search(rb"<!DOCTYPE[^>\[]*\[", svg, re.IGNORECASE):
+        return "not shown: the file declares entities (a DOCTYPE with an internal subset)"
+    try:
+        root = ElementTree.fromstring(svg)
+    except ElementTree.ParseError as exc:
+        return f"not shown: not well-formed XML ({exc})"
+    elements = list(root.iter())
+    by_id = {el.get("id"): el for el in elements if el.get("id")}
+    drawn = len(elements)
+    for use in (el for el in elements if el.tag.rsplit("}", 1)[-1] == "use"):
+        ref = next((v for k, v in use.attrib.items() if k.rsplit("}", 1)[-1] == "href"), "")
+        target = by_id.get(ref.removeprefix("#"))
+        if target is None:
+            continue
+        copied = list(target.iter())
+        if any(el.tag.rsplit("}", 1)[-1] == "use" for el in copied):
+            return "not shown: a <use> element copies another <use> (nested copies can stop a browser)"
+        drawn += len(copied)
+    if drawn > MAX_SVG_ELEMENTS:
+        return f"not shown: it draws {drawn:,} elements, over the review's limit of {MAX_SVG_ELEMENTS:,}"
+    return data_uri(svg)
+
+
 def _side(label: str, uri: str | None, alt: str) -> str:
     if uri is None:
         return f'<figure><figcaption>{label}</figcaption><p class="missing">not in this build</p></figure>'
+    if not uri.startswith("data:"):  # the reason it is not shown
+        return f'<figure><figcaption>{label}</figcaption><p class="missing">{html.escape(uri)}</p></figure>'
     return f'<figure><figcaption>{label}</figcaption><img src="{uri}" alt="{html.escape(label + ": " + alt)}"></figure>'
 
 
@@ -343,16 +428,17 @@ def review_html(
     ]
     parts.append(f'<p class="note">{DIFFERENCE_NOTE}</p>' if shown else "<p>No figure changed.</p>")
     for f in shown:
-        m_old, m_new = base.manifest.get(f.name, {}), head.manifest.get(f.name, {})
-        before = data_uri((base.root / f.before).read_bytes()) if f.before else None
-        after = data_uri((head.root / f.after).read_bytes()) if f.after else None
+        m_old, m_new = base.entry(f.name), head.entry(f.name)
+        before = shown_svg(base.read(f.before)) if f.before else None
+        after = shown_svg(head.read(f.after)) if f.after else None
+        dark = ' class="dark"' if f.name.endswith(".dark") else ""
         parts.append(
-            f'<section id="figure-{html.escape(f.name)}"><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>'
+            f'<section id="figure-{html.escape(f.name)}"{dark}><h3><code>{html.escape(f.name)}</code>: {f.status}</h3>'
         )
         if f.why:
             parts.append(f'<p class="why">Why: {html.escape(f.why)}.</p>')
         trio = _side("before", before, m_old.get("alt", f.name)) + _side("after", after, m_new.get("alt", f.name))
-        if before and after:
+        if before and after and before.startswith("data:") and after.startswith("data:"):
             trio += _difference(before, after, f.name)
         parts.append(f'<div class="trio">{trio}</div>')
         for key in ("caption", "alt"):
@@ -429,6 +515,29 @@ def review_data(figs: list[FigureChange], pages: list[PageChange], others: list[
     }
 
 
+REVIEW_MARK = ".figure-review"  # the file that says `compare` made this folder
+REVIEW_FILES = frozenset({REVIEW_MARK, "index.html", "summary.md", "review.json", "pr.json"})
+
+
+def prepare_out(out: Path) -> None:
+    """Make OUT, or reuse a folder an earlier `compare` made; never empty or overwrite anyone else's files.
+
+    A folder is reused only when it holds the mark `compare` leaves and nothing but the files it writes, and
+    those are overwritten in place: nothing is deleted."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise UserError(f"{shown_name(out)}: --out must be a folder, not a file or a link")
+    if out.is_dir():
+        names = {shown_name(p.name) for p in out.iterdir()}
+        if names and (REVIEW_MARK not in names or not names <= REVIEW_FILES):
+            raise UserError(
+                f"{shown_name(out)}: refusing to write into a folder that is not empty and was not made by compare"
+            )
+        if any((out / name).is_symlink() for name in names):
+            raise UserError(f"{shown_name(out)}: refusing to write through a link in the review folder")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REVIEW_MARK).write_text("written by `python -m generator compare`; safe to delete\n", encoding="utf-8")
+
+
 def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[FigureChange], list[PageChange]]:
     base, head = Build.load(base_dir), Build.load(head_dir)
     figs = figure_changes(base, head)
@@ -440,17 +549,35 @@ def write_review(base_dir: Path, head_dir: Path, out: Path) -> tuple[list[Figure
         for rel, status in changed
         if not rel.endswith(".html") and not (rel.startswith("figures/") and rel.endswith((".svg", "manifest.json")))
     ]
-    if out.exists():
-        if any(out.iterdir()) and not (out / "summary.md").exists():
-            raise UserError(f"{out}: refusing to replace a folder that is not empty and is not a review")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out)
     (out / "index.html").write_text(review_html(figs, pages, others, base, head), encoding="utf-8")
     (out / "summary.md").write_text(summary_markdown(figs, pages, others), encoding="utf-8")
     (out / "review.json").write_text(
         json.dumps(review_data(figs, pages, others), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return figs, pages
+
+
+def write_failure(out: Path, problem: str) -> None:
+    """A review that says why the builds could not be compared, in the same three files, so the job summary and the
+    pull-request comment say so instead of keeping an earlier, stale review."""
+    prepare_out(out)
+    text = f"The figure review could not compare the two builds: {problem}"
+    (out / "index.html").write_text(
+        "\n".join(
+            [
+                "<!doctype html>",
+                '<html lang="en">',
+                '<head><meta charset="utf-8"><title>Figure review</title></head>',
+                f"<body><h1>Figure review</h1><p>{html.escape(text)}</p></body>",
+                "</html>",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    (out / "summary.md").write_text(f"## Figure review\n\n{text}\n", encoding="utf-8")
+    (out / "review.json").write_text(json.dumps({"version": 1, "error": problem}, indent=2) + "\n", encoding="utf-8")
 
 
 def add_arguments(p) -> None:
