@@ -107,6 +107,10 @@ BAD_INPUTS = {
         lambda r: r["target"][0].__setitem__(0, "1/0"),
         "target, position 1, token 'the': '1/0' divides by zero",
     ),
+    "a denominator past the editor's limit": (
+        lambda r: r["target"][0].__setitem__(0, "500001/1000001"),
+        "target, position 1, token 'the': '500001/1000001' has more digits than the site works with",
+    ),
     "a negative draft cost": (
         lambda r: r["cost_model"].__setitem__("draft_step", "-1/10"),
         "cost_model.draft_step: must not be negative",
@@ -149,6 +153,13 @@ def test_validate_exits_2_with_one_line_and_no_traceback(case, tmp_path, raw_pro
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and expected in lines[0]
+
+
+def test_six_digit_fractions_are_within_the_limit(raw_profiles):
+    """The negative control for the digit limit: the largest terms it allows load, in lowest terms."""
+    raw_profiles["target"][0][0] = "999999/1999998"  # 1/2
+    raw_profiles["cost_model"]["draft_step"] = "1/1000000"
+    parse_profiles(raw_profiles, "profiles.json")
 
 
 def test_validate_accepts_the_shipped_file():

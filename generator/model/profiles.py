@@ -20,6 +20,9 @@ from .readers import load_json, load_yaml, read_text, shown
 
 Row = tuple[Fraction, ...]
 
+# The largest numerator or denominator a profile may use (in lowest terms): the what-if editor, which opens on the
+# profiles, works in exact fractions in the reader's browser and takes no larger ones (what-if-core.js maxTerm).
+MAX_TERM = 10**6
 _FRACTION = re.compile(
     r"^ *(-?[0-9]{1,40}) *(?:/ *([0-9]{1,40}) *)?$", re.ASCII
 )  # ASCII digits only: "１/８" is not 1/8
@@ -83,7 +86,13 @@ def parse_fraction(value: object) -> Fraction:
     num, den = int(m.group(1)), int(m.group(2) or 1)
     if den == 0:
         raise ValueError(f"{shown(value)} divides by zero")
-    return Fraction(num, den)
+    f = Fraction(num, den)
+    if abs(f.numerator) > MAX_TERM or f.denominator > MAX_TERM:
+        raise ValueError(
+            f"{shown(value)} has more digits than the site works with (in lowest terms, numerator and "
+            f"denominator up to {MAX_TERM:,})"
+        )
+    return f
 
 
 def load_profiles(path: str | Path) -> Profiles:

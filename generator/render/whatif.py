@@ -19,7 +19,7 @@ import numpy as np
 from ..model import analysis, convergence
 from ..model.engine import Row, accept_probability, residual
 from ..model.facts import checked_speedup
-from ..model.profiles import CostModel
+from ..model.profiles import MAX_TERM, CostModel
 
 # The sizes a what-if state may have; what-if-core.js holds the same numbers and the vectors check it.
 MIN_TOKENS, MAX_TOKENS = 2, 8
@@ -194,6 +194,7 @@ def parity_vectors(profiles, seed: int) -> dict:
             "maxTokens": MAX_TOKENS,
             "minPositions": MIN_POSITIONS,
             "maxPositions": MAX_POSITIONS,
+            "maxTerm": MAX_TERM,
         },
         "default_tokens": list(profiles.tokens),
         "cases": cases + shipped_cases(profiles),

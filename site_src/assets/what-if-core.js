@@ -14,7 +14,11 @@
   "use strict";
 
   // The sizes a state may have: kept equal to generator/render/whatif.py, which the parity vectors check.
-  const LIMITS = Object.freeze({ minTokens: 2, maxTokens: 8, minPositions: 1, maxPositions: 8, maxChars: 20000 });
+  // maxTerm bounds every typed number's numerator and denominator: the page shows three decimals, and past
+  // six digits the exact closed form's powers grow large enough to hold up the page for seconds.
+  const LIMITS = Object.freeze({
+    minTokens: 2, maxTokens: 8, minPositions: 1, maxPositions: 8, maxChars: 20000, maxTerm: 1000000,
+  });
 
   // --- fractions ------------------------------------------------------------------------------
 
@@ -229,6 +233,13 @@
     return `${which} row ${i + 1}`;
   }
 
+  const abs = (n) => (n < 0n ? -n : n);
+  const tooFine = (f) => abs(f.n) > BigInt(LIMITS.maxTerm) || f.d > BigInt(LIMITS.maxTerm);
+  const tooFineText = (cell) => {
+    const shown = String(cell).length > 24 ? `${String(cell).slice(0, 20)}\u2026` : String(cell);
+    return `${shown} has more digits than the editor works with (numerator and denominator up to 1,000,000)`;
+  };
+
   function checkRow(raw, which, i, rows, tokens) {
     const name = rowName(which, i, rows);
     if (!Array.isArray(raw)) fail(`${name} is not a list of probabilities`);
@@ -242,6 +253,7 @@
       if (f === null) fail(`${where}: ${JSON.stringify(cell)} is not a number such as 3/8, 0.375 or 37.5%`);
       if (f.n < 0n) fail(`${where}: ${format(f)} is negative`);
       if (cmp(f, ONE) > 0) fail(`${where}: ${format(f)} is above 1`);
+      if (tooFine(f)) fail(`${where}: ${tooFineText(cell)}`);
       return f;
     });
     const total = sum(row);
@@ -254,6 +266,7 @@
     const name = key === "draft_step" ? "the draft step c" : "the verification step";
     if (f === "zero") fail(`${name} divides by zero`);
     if (f === null) fail(`${name} is not a number such as 1/10 or 0.1`);
+    if (tooFine(f)) fail(`${name}, ${tooFineText(raw)}`);
     if (key === "draft_step" && f.n < 0n) fail(`${name} is negative`);
     if (key === "verify_step" && f.n <= 0n) fail(`${name} must be greater than 0`);
     return f;

@@ -177,7 +177,19 @@ test("garbage is refused without throwing", () => {
   assert.equal(core.parseFragment("#positions", tokens), null, "a fragment of another kind is not a what-if state");
 });
 
-test("any denominators are fine, and fractions come back normalised", () => {
+test("numbers with more than six digits are refused in one sentence; six digits are fine", () => {
+  const doc = copy();
+  doc.target[0] = doc.target[0].map((x, i) => (i === 0 ? "1/1000001" : x));
+  refused(doc, /target row 1, token .the.: 1\/1000001 has more digits than the editor works with/);
+  const big = copy();
+  big.cost_model.draft_step = `1/${"9".repeat(95)}`;
+  refused(big, /the draft step c, 1\/9{18}\u2026 has more digits/);
+  const fine = copy();
+  fine.cost_model.draft_step = "1/1000000";
+  assert.ok(stateOf(fine));
+});
+
+test("any denominators within the limit are fine, and fractions come back normalised", () => {
   const doc = copy();
   doc.target[0] = ["4/8", "1/8", "0", "1/8", "6/24", "0/5"];
   const state = stateOf(doc);
