@@ -118,6 +118,19 @@ def test_ci_runs_the_project_ci_script_on_pull_requests_and_pushes():
     assert wf["permissions"] == {"contents": "read"}
 
 
+def test_every_container_image_is_pinned_by_digest():
+    """A tag can be moved to another image; a digest cannot."""
+    images = [
+        job["container"] if isinstance(job["container"], str) else job["container"]["image"]
+        for path in sorted(WORKFLOWS.glob("*.yml"))
+        for job in load(path.name)["jobs"].values()
+        if "container" in job
+    ]
+    assert images, "no workflow runs in a container: this test no longer checks anything"
+    for image in images:
+        assert re.fullmatch(r"[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}", image), image
+
+
 def test_the_figure_review_is_safe_for_pull_requests_from_forks():
     wf = load("pr-figures.yml")
     text = (WORKFLOWS / "pr-figures.yml").read_text(encoding="utf-8")
