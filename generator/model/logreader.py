@@ -182,3 +182,56 @@ def readout(case: dict, max_k: int = MAX_POSITIONS) -> dict:
         "iid_best_k": r.iid_best_k,
         "iid_best_speedup": text(r.iid_best_speedup),
     }
+
+
+def parity_vectors(seed: int, count: int = 60) -> dict:
+    """Cases the browser's log reader must read exactly as this module does: the shipped example, each
+    error, and `count` random ones in every convention and way of writing a number."""
+    import random
+
+    rng = random.Random(seed)
+    cases = [
+        {"convention": "unconditional", "rates": "(0.805, 0.632, 0.483)", "cost": "1/10"},
+        {"convention": "counts", "rounds": "87", "accepted": "167", "k": "3", "cost": "1/10"},
+        {"convention": "conditional", "rates": "0.805 0.785 0.764", "cost": "0.05"},
+        {"convention": "unconditional", "rates": "0.5, 0.7", "cost": "1/10"},  # rising
+        {"convention": "conditional", "rates": "0.5, 0.7", "cost": "1/10"},  # fine as conditional
+        {"convention": "unconditional", "rates": "1.2", "cost": "1/10"},
+        {"convention": "unconditional", "rates": "0.5, x", "cost": "1/10"},
+        {"convention": "unconditional", "rates": " ", "cost": "1/10"},
+        {"convention": "unconditional", "rates": ", ".join(["0.5"] * (MAX_POSITIONS + 1)), "cost": "1/10"},
+        {"convention": "unconditional", "rates": "0.5, 0, 0", "cost": "0"},
+        {"convention": "unconditional", "rates": "1, 1, 1", "cost": "1/4"},
+        {"convention": "counts", "rounds": "10", "accepted": "31", "k": "3", "cost": "1/10"},
+        {"convention": "counts", "rounds": "0", "accepted": "0", "k": "3", "cost": "1/10"},
+        {"convention": "counts", "rounds": "12.5", "accepted": "3", "k": "3", "cost": "1/10"},
+        {"convention": "unconditional", "rates": "0.5", "cost": "-1"},
+    ]
+
+    def written(n: int) -> str:  # n / 1000 as a fraction, a percentage or a decimal
+        style = rng.randrange(3)
+        if style == 0:
+            return str(Fraction(n, 1000))
+        return f"{n // 10}.{n % 10}%" if style == 1 else f"{n // 1000}.{n % 1000:03d}"
+
+    for i in range(count):
+        k = rng.randint(1, 8)
+        cost = rng.choice(["1/10", "0.05", "1/4", "0", "2%", "3/7"])
+        kind = ("unconditional", "conditional", "counts")[i % 3]
+        if kind == "counts":
+            rounds = rng.randint(1, 500)
+            cases.append(
+                {
+                    "convention": kind,
+                    "rounds": str(rounds),
+                    "accepted": str(rng.randint(0, rounds * k)),
+                    "k": str(k),
+                    "cost": cost,
+                }
+            )
+            continue
+        rates = [rng.randint(0, 1000) for _ in range(k)]
+        if kind == "unconditional":
+            rates.sort(reverse=True)
+        cases.append({"convention": kind, "rates": ", ".join(written(r) for r in rates), "cost": cost})
+    return {"max_k": MAX_POSITIONS, "cases": [{"input": c, "expect": readout(c)} for c in cases]}
