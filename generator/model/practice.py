@@ -88,25 +88,29 @@ def _walk(value: Any):
 # "int" a whole number, "int*" a list of them, "text", or a nested schema for each item of a list).
 SCHEMA = MappingProxyType(
     {
-        "log": {
-            "engine": "text",
-            "rounds": "int",
-            "draft_length": "int",
-            "accepted": "int",
-            "per_position": "n*",
-            "mean_length": "n",
-        },
-        "unconditional_seen": {"per_position": "n*"},
-        "average_rate": {"rate": "n", "logged_length": "n"},
-        "k_sweep": {
-            "model": "text",
-            "batch": "int",
-            "ks": "int*",
-            "plain_tpot_ms": "n",
-            "drafts": ({"name": "text", "acceptance_length": "n*", "tpot_ms": "n*"},),
-        },
-        "tied_logprob": {"logprob": "n"},
-        "k_by_batch": {"ranges": ({"largest_batch": "int", "k": "int"},)},
+        "log": MappingProxyType(
+            {
+                "engine": "text",
+                "rounds": "int",
+                "draft_length": "int",
+                "accepted": "int",
+                "per_position": "n*",
+                "mean_length": "n",
+            }
+        ),
+        "unconditional_seen": MappingProxyType({"per_position": "n*"}),
+        "average_rate": MappingProxyType({"rate": "n", "logged_length": "n"}),
+        "k_sweep": MappingProxyType(
+            {
+                "model": "text",
+                "batch": "int",
+                "ks": "int*",
+                "plain_tpot_ms": "n",
+                "drafts": (MappingProxyType({"name": "text", "acceptance_length": "n*", "tpot_ms": "n*"}),),
+            }
+        ),
+        "tied_logprob": MappingProxyType({"logprob": "n"}),
+        "k_by_batch": MappingProxyType({"ranges": (MappingProxyType({"largest_batch": "int", "k": "int"}),)}),
     }
 )
 SPEEDUP_ROW = MappingProxyType(
