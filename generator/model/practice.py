@@ -247,6 +247,7 @@ class Tie:
     pick: str  # the first of the tied in token order: the rule playground/sampler.argmax applies
     logit: float  # log of the probability as a 64-bit float: the same for every tied token
     ulp: float  # the gap to the next float
+    ulp_power: int  # that gap is 2 ** ulp_power
     flipped: tuple[str, str]  # the pick with the last tied token's logit one ulp up, the first's one ulp down
 
 
@@ -335,7 +336,8 @@ def find_tie(tokens: tuple[str, ...], target: tuple[tuple[Fraction, ...], ...]) 
 
             up = pick([logit] * (len(tied) - 1) + [math.nextafter(logit, math.inf)])
             down = pick([math.nextafter(logit, -math.inf)] + [logit] * (len(tied) - 1))
-            return Tie(position, tied, top, tied[0], logit, math.ulp(logit), (up, down))
+            ulp = math.ulp(logit)
+            return Tie(position, tied, top, tied[0], logit, ulp, math.frexp(ulp)[1] - 1, (up, down))
     raise AssertionError("the target has no tie for its top token")
 
 
