@@ -8,6 +8,7 @@ import copy
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,10 +225,13 @@ def page(site_dir):
     return parser
 
 
-def test_the_page_is_in_the_navigation_in_site_yaml_order(site_dir):
+def test_the_page_is_in_the_navigation(site_dir):
+    """In whichever part of the navigation site.yaml lists it (the appendix here; a later part may hold it)."""
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    groups = re.findall(r'<ol class="nav-list[^"]*"[^>]*data-nav="(\w+)"[^>]*>(.*?)</ol>', html, re.S)
+    assert [name for name, body in groups if 'href="practice.html"' in body], groups
     main_path, appendix = reading_order(site_dir)
-    assert "practice" in appendix
-    assert 'href="practice.html"' in (site_dir / "index.html").read_text(encoding="utf-8")
+    assert "practice" not in main_path  # the main path's reading budget does not hold this page
 
 
 def test_every_quoted_number_sits_in_a_sentence_or_row_with_a_link_to_its_source(page):
