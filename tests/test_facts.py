@@ -24,8 +24,10 @@ def inputs():
 
 @pytest.fixture(scope="module")
 def facts(inputs):
+    from generator.model.practice import load_practice
+
     config, profiles = inputs
-    return build_facts(profiles, config)
+    return build_facts(profiles, config, practice=load_practice(ROOT / "data" / "practice.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -172,14 +174,17 @@ LAYERS = {  # module -> the generator modules it may import
     "analysis": {"engine"},  # exact numbers
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
-    "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "profiles", "requirements"},
+    "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "practice", "profiles", "requirements"},
+    "logreader": {"analysis"},  # an engine's logged acceptance, read exactly (the log reader's Python twin)
+    "practice": {"errors", "logreader", "readers"},  # data/practice.yaml and what the page computes from it
     "views": {"decimals", "engine", "facts", "pages"},
     "decimals": set(),  # the one rounding rule: every decimal a page or a script prints
     "palette": set(),
     "figure_words": {"decimals"},  # the words of alt texts and captions, their decimals by the pages' rule
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
     "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
-    "figure_registry": {"digest", "facts", "figures"},
+    "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
+    "figure_registry": {"digest", "facts", "figures", "practice"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads
@@ -235,27 +240,29 @@ def test_the_layering_check_sees_a_forbidden_import(tmp_path):
 
 def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(facts):
     """The registry names drawing functions (planning a figure never imports the drawing code); this binds each
-    name to figures.py and each job's arguments to the function's signature, so a renamed function or a
-    renamed parameter fails here rather than when a figure is next drawn."""
+    name to its module (figures.py unless the entry says another) and each job's arguments to the function's
+    signature, so a renamed function or a renamed parameter fails here rather than when a figure is next drawn."""
     import inspect
 
-    from generator.render import figure_registry, figures
+    from generator.render import figure_registry
 
     jobs = figure_registry.jobs(facts)
     assert {j.ref.key for j in jobs} == {spec.key for spec in figure_registry.REGISTRY}
     for job in jobs:
-        draw = figure_registry.drawing_function(job.ref.function)
-        assert inspect.isfunction(draw) and draw.__module__ == figures.__name__, job.ref.function
+        draw = figure_registry.drawing_function(job.ref.function, job.ref.module)
+        assert inspect.isfunction(draw) and draw.__module__ == f"generator.render.{job.ref.module}", job.ref.function
         inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
 
 
 def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
-    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to figures.py's imports within render/."""
+    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to the drawing modules' imports within
+    render/ (figures.py and figures_practice.py)."""
     from generator.site.assemble import DRAWING_CODE
 
-    found = {"figures"} | {
+    found = {"figures", "figures_practice"} | {
         name
-        for name in _imports(ROOT / "generator" / "render" / "figures.py")
+        for module in ("figures", "figures_practice")
+        for name in _imports(ROOT / "generator" / "render" / f"{module}.py")
         if (ROOT / "generator" / "render" / f"{name}.py").is_file()
     }
     assert sorted(f"{name}.py" for name in found) == sorted(DRAWING_CODE)

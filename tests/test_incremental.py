@@ -60,6 +60,9 @@ EDITS = {
     "the Monte Carlo seed": lambda root: replace_once(
         root / "data" / "site.yaml", "convergence: 20230217 ", "convergence: 20230218 "
     ),
+    "a quoted number": lambda root: replace_once(
+        root / "data" / "practice.yaml", "plain_tpot_ms: 7.07", "plain_tpot_ms: 7.08"
+    ),
 }
 
 
@@ -92,9 +95,10 @@ def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(ed
 
 
 def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(built, warm, tmp_path):
-    """Fresh processes, so sys.modules tells what a build imported. Negative control: a draft step edit
-    draws one figure (the timeline), in the build's own process, with the drawing code (render/figures.py,
-    and matplotlib where it draws with it); two or more figures are drawn in worker processes."""
+    """Fresh processes, so sys.modules tells what a build imported. Negative control: an edit of one quoted
+    number draws one figure (the K sweep of the page "In practice"), in the build's own process, with the
+    drawing code (render/figures.py, and matplotlib where it draws with it); two or more figures are drawn in
+    worker processes (a draft step edit now draws two: the timeline and the batch-size model)."""
     root = copy_project(tmp_path / "p")
     page = middle_page(root)
     page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
@@ -105,7 +109,7 @@ def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(bui
 
     (drawn, pages), loaded = build()
     assert drawn == 0 and pages > 1 and loaded == []
-    EDITS["the draft step"](root)
+    EDITS["a quoted number"](root)
     (drawn, _), loaded = build()
     assert drawn == 1 and "generator.render.figures" in loaded
 

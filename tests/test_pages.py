@@ -36,7 +36,7 @@ READING_ORDER = [
     "playground",
     "limits",
 ]
-APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference"]
+APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference", "practice"]
 
 # --- the hand-typed number checker ---------------------------------------------------------------
 

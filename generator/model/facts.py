@@ -23,6 +23,7 @@ from . import analysis, convergence, montecarlo
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
+from .practice import Practice, PracticeFacts, practice_facts
 from .profiles import CostModel, Draft, Profiles
 from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds
 
@@ -215,6 +216,7 @@ class Facts:
     notable: Mapping[str, Notable]  # each of requirements.AUTHORED_FACTS -> the first authored frame showing it
     lossless_example: LosslessExample
     what_if: WhatIfFacts
+    practice: PracticeFacts | None = None  # the page "In practice", when the site has it
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ class FigureRef:
     name: str  # the file stem: key, or key-item_id
     function: str  # the drawing function's name in figures.py, for the manifest
     inputs: str  # a digest of the drawing function's name and arguments
+    module: str = "figures"  # the module of generator/render/ holding the drawing function
 
 
 # --- computing them -----------------------------------------------------------------------------
@@ -542,7 +545,9 @@ def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, c
     )
 
 
-def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
+def build_facts(
+    profiles: Profiles, config: SiteConfig, memo: Memo = no_memo, practice: Practice | None = None
+) -> Facts:
     conv = convergence_facts(profiles, config, memo)
     authored = authored_rounds(profiles, config.seeds.authored_round)
     drafts = tuple(
@@ -583,4 +588,18 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         notable=notable,
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
+        practice=None
+        if practice is None
+        else practice_facts(
+            practice,
+            profiles.tokens,
+            profiles.target,
+            [
+                (p.id, p.name, p.expected_tokens, d.distributions, p.expected_accepted_drafts)
+                for p, d in zip(drafts, profiles.drafts)
+            ],
+            k,
+            cm.draft_step / cm.verify_step,
+            config.roofline,
+        ),
     )

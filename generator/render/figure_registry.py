@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..digest import digest
 from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
+from ..model.practice import PracticeFacts
 
 if TYPE_CHECKING:
     from . import figures
@@ -27,12 +28,13 @@ if TYPE_CHECKING:
 class FigureSpec:
     key: str
     function: str  # the drawing function in figures.py, by name: planning a figure never imports the drawing code
-    each: str  # "site", "profile" or "speedup"
+    each: str  # "site", "profile", "speedup" or "practice" (drawn once, when the site has that page)
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
+    module: str = "figures"  # the module of render/ the function is in
 
 
-def drawing_function(name: str) -> Callable[..., figures.Figure]:
-    return getattr(importlib.import_module(f"{__package__}.figures"), name)
+def drawing_function(name: str, module: str = "figures") -> Callable[..., figures.Figure]:
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class FigureJob:
     @property
     def draw(self) -> Callable[..., figures.Figure]:
         """figures.py's function for this figure, imported only when a figure is drawn."""
-        return drawing_function(self.ref.function)
+        return drawing_function(self.ref.function, self.ref.module)
 
 
 def _labels(facts: Facts) -> list[str]:
@@ -158,6 +160,34 @@ def _exactness(facts: Facts) -> dict:
     return dict(tokens=facts.tokens, panels=panels)
 
 
+def _k_sweep(facts: Facts, practice: PracticeFacts) -> dict:
+    sweep = practice.data.blocks["k_sweep"]
+    best = {b.name: b.best_k for b in practice.sweep}
+    return dict(
+        ks=list(sweep.ks),
+        drafts=[
+            (d["name"], [q.value for q in d["acceptance_length"]], [q.value for q in d["tpot_ms"]], best[d["name"]])
+            for d in sweep.drafts
+        ],
+        plain_ms=sweep.plain_tpot_ms.value,
+        model=sweep.model,
+        batch=sweep.batch,
+        source=sweep.source.label,
+    )
+
+
+def _batch_speedup(facts: Facts, practice: PracticeFacts) -> dict:
+    m = practice.batch
+    return dict(
+        curves=[(c.name, list(c.points)) for c in m.curves],
+        knee=m.knee,
+        crossover=m.crossover,
+        k=m.k,
+        break_even=[c.break_even for c in m.curves],
+        model_label=facts.roofline.model_label,
+    )
+
+
 REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("timeline", "timeline", "site", _timeline),
     FigureSpec("profile", "profile_bars", "profile", _profile_bars),
@@ -169,6 +199,8 @@ REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
     FigureSpec("roofline", "roofline", "site", _roofline),
     FigureSpec("exactness", "exactness", "site", _exactness),
+    FigureSpec("k-sweep", "k_sweep", "practice", _k_sweep, "figures_practice"),
+    FigureSpec("batch-speedup", "batch_speedup", "practice", _batch_speedup, "figures_practice"),
 )
 
 
@@ -179,6 +211,8 @@ def _items(facts: Facts, each: str) -> tuple[tuple[str | None, Any], ...]:
         return tuple((p.id, p) for p in facts.profiles)
     if each == "speedup":
         return tuple((s.id, s) for s in facts.speedup_panels)
+    if each == "practice":
+        return () if facts.practice is None else ((None, facts.practice),)
     raise ValueError(f"unknown figure scope {each!r}")
 
 
@@ -188,8 +222,9 @@ def jobs(facts: Facts) -> tuple[FigureJob, ...]:
     for spec in REGISTRY:
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
-            kwargs = {"name": name, **(spec.inputs(facts) if item_id is None else spec.inputs(facts, item))}
-            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(spec.function, kwargs))
+            kwargs = {"name": name, **(spec.inputs(facts) if item is None else spec.inputs(facts, item))}
+            drawn_by = spec.function if spec.module == "figures" else f"{spec.module}.{spec.function}"
+            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(drawn_by, kwargs), spec.module)
             out.append(FigureJob(ref, kwargs))
     names = [j.name for j in out]
     if len(set(names)) != len(names):

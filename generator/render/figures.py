@@ -65,7 +65,8 @@ class Figure:
 
 def draw(job) -> tuple[str, str, str, str, str]:
     """Draw one registry job: (name, light SVG, dark SVG, alt, caption), or FigureError with one line."""
-    function = globals().get(job.ref.function)
+    module = getattr(job.ref, "module", "figures")  # a plain namespace (in tests) means figures.py
+    function = globals().get(job.ref.function) if module == "figures" else job.draw
     if not callable(function):
         raise FigureError(f"{SOURCE}: {job.name}: no drawing function named {job.ref.function}")
     try:

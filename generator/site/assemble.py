@@ -19,6 +19,7 @@ from .cache import PACKAGE
 
 DRAWING_CODE = (
     "figures.py",
+    "figures_practice.py",
     "chart.py",
     "decimals.py",
     "figure_words.py",
@@ -116,11 +117,14 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
         "build_info": info,
         "bibtex": bibtex(info, config.title, config.author),
         "figure_functions": {ref.name: ref.function for ref in plan},
+        "figure_modules": {ref.name: ref.module for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
         "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
         "what_if": what_if,
         "what_if_json": json_for_script(what_if),
         "playground": None,
+        "practice": facts.practice,
+        "practice_figures": {ref.key: ref.name for ref in plan if ref.each == "practice"},
     }
     if playground is not None:
         from ..playground import page_data

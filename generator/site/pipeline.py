@@ -60,7 +60,8 @@ def build(
     report = Report(cache=cache)
     report.timed("load", lambda: refuse_links_out(root))
     config, profiles = report.timed("load", lambda: load_inputs(root))
-    facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache))
+    practice = report.timed("load", lambda: load_practice_data(config))
+    facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
     playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
@@ -106,10 +107,19 @@ def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
     return config, profiles
 
 
+def load_practice_data(config: SiteConfig):
+    """data/practice.yaml, beside site.yaml, when the site has the page that quotes it."""
+    if "practice" not in (*config.pages, *config.appendix):
+        return None
+    from ..model.practice import load_practice
+
+    return load_practice(Path(config.source).parent / "practice.yaml")
+
+
 # --- facts -------------------------------------------------------------------------------------
 
 
-def analyse(config: SiteConfig, profiles: Profiles, cache: Cache) -> tuple[Facts, list]:
+def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None) -> tuple[Facts, list]:
     """Every number the pages show, and the numbers table; the Monte Carlo parts through the cache."""
     from ..model.analysis import numbers_table
     from ..model.facts import build_facts
@@ -120,7 +130,7 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache) -> tuple[Facts
         shape = MONTE_CARLO.get(kind)
         return compute() if shape is None else cache.get_or_compute(kind, (inputs, numpy), compute, shape)
 
-    facts = build_facts(profiles, config, memo)
+    facts = build_facts(profiles, config, memo, practice)
     rounds = [p.authored_round for p in facts.profiles]
     return facts, numbers_table(profiles, config.seeds.authored_round, rounds)
 

@@ -187,6 +187,17 @@ describe("Firefox ESR", { skip }, () => {
     }
   });
 
+  it("reads the llama.cpp log from a #rates= link in the log reader", async () => {
+    const page = await tab(firefox, 390);
+    await page.goto(`${origin}/practice.html#rates=0.805,0.632,0.483`, { waitUntil: "load" });
+    const shown = (name) => document.querySelector(`[data-widget="log-reader"] [data-readout="${name}"]`)?.textContent || "";
+    await waitFor(page, shown, "mean-length", "the log reader prints the mean acceptance length");
+    assert.equal(await page.evaluate(shown, "mean-length"), "2.92");
+    assert.equal(await page.evaluate(shown, "conditional"), "0.805, 0.785, 0.764");
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
   it("generates in the playground in both modes", async () => {
     const page = await tab(firefox, 1280);
     await page.goto(`${origin}/playground.html`, { waitUntil: "load" });
