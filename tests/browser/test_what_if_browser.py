@@ -50,7 +50,7 @@ def page(tab):
 
 
 def open_editor(page, fragment: str = ""):
-    page.goto(f"{page.origin}/positions.html{fragment}")
+    page.goto(f"{page.origin}/what-if.html{fragment}")
     page.wait_for_selector("#what-if.is-enhanced")
     return page
 
@@ -438,8 +438,8 @@ def test_where_the_rates_differ_by_position_the_closed_form_is_called_an_approxi
     open_editor(page)
     got = readouts(page)
     rates = [Fraction(got[f"accept-rate-{i}"]) for i in range(1, 6)]
-    mean = sum(rates) / len(rates)
-    assert got["calc-editor-closed-form"] == str(analysis.leviathan_speedup(mean, 5, Fraction(1, 10)))
+    on_grid = Fraction(decimals.rounded(sum(rates) / len(rates), 2), 100)  # the rate the calculator can take
+    assert got["calc-editor-closed-form"] == str(analysis.leviathan_speedup(on_grid, 5, Fraction(1, 10)))
     assert got["calc-editor-closed-form"] != got["calc-editor-speedup"] == got["speedup"]
     assert "only an approximation" in page.locator('[data-wi="calc-compare"]').text_content()
     page.fill("#wi-verify-step", "2")
@@ -449,7 +449,7 @@ def test_where_the_rates_differ_by_position_the_closed_form_is_called_an_approxi
 def test_without_javascript_the_page_shows_its_tables_and_one_note(browser, origin):
     context = browser.new_context(java_script_enabled=False)
     pg = context.new_page()
-    pg.goto(f"{origin}/positions.html")
+    pg.goto(f"{origin}/what-if.html")
     assert pg.locator(".what-if-nojs").is_visible()
     assert not pg.locator("[data-what-if-app]").is_visible()
     pg.goto(f"{origin}/positions-reference.html")
@@ -696,3 +696,38 @@ def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page
             editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
                 .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
             assert editor == static[profile, position], (profile, position)
+
+
+def test_the_calculator_names_the_k_that_prints_the_same_speedup_as_the_best(page):
+    """Issue 32.7: the calculator starts at best K 7, 2.68x, while K = 6 also prints 2.68x; the readout names the
+    tie, as the facts computed it, and a grid point without a tie names none."""
+    from support import site_view
+
+    w = site_view(ROOT).what_if
+    open_editor(page)
+    got = readouts(page)
+    assert got["calc-best-k"] == str(w.calculator_best_k)
+    ties = [k for k in range(1, w.calculator_max_k + 1) if k != w.calculator_best_k]
+    curve = {k: analysis.leviathan_speedup(w.calculator_alpha, k, w.calculator_draft_step) for k in range(1, 17)}
+    shown = decimals.times(curve[w.calculator_best_k])
+    ties = [k for k in ties if decimals.times(curve[k]) == shown]
+    assert ties and list(w.calculator_ties) == ties  # the start has a tie, so this test can see it
+    tie = page.locator('#what-if [data-readout="calc-ties"]')
+    assert tie.get_attribute("data-exact") == " ".join(map(str, ties))
+    assert f"K = {ties[0]} prints the same" in tie.inner_text()
+    assert f"K = {ties[0]} prints the same to two decimals" in page.locator('[data-wi="calc-caption"]').inner_text()
+    page.fill("#wi-calc-alpha", "50")  # alpha 1/2, c 1/10: best K 2 at 1.46x, alone
+    assert page.locator('#what-if [data-readout="calc-ties"]').count() == 0
+
+
+def test_use_the_editors_numbers_prints_the_value_its_sentence_quotes(page):
+    """Issue 32.7: the sentence beside the button quotes the closed form at the numbers the button hands the
+    calculator (the mean rate on the calculator's grid), so after pressing it both print the same speedup."""
+    open_editor(page)
+    quoted = page.locator('#what-if [data-readout="calc-editor-closed-form"] .wi-dec').inner_text()
+    page.fill("#wi-calc-alpha", "10")
+    page.click('[data-wi="calc-use-editor"]')
+    assert page.locator('#what-if [data-readout="calc-speedup"] .wi-dec').inner_text() == quoted
+    got = readouts(page)
+    assert got["calc-speedup"] == got["calc-editor-closed-form"]
+    assert "on the calculator's grid" in page.locator('[data-wi="calc-compare"]').text_content()
