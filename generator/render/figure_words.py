@@ -117,10 +117,8 @@ def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draf
     )
     if never:
         certain += f"; the target never produces the proposal at {places(never)}"
-    caption = (
-        "Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
-        f"proposed. {certain}."
-    )
+    # How the bars are drawn is in each figure's legend and in the key above them, not repeated per caption.
+    caption = f"{certain[0].upper()}{certain[1:]}."
     return alt, caption
 
 
