@@ -536,9 +536,7 @@
 
     // The editor's round beside the closed form at its mean acceptance rate: equal exactly when every
     // position accepts alike and verification costs one target step, an approximation otherwise.
-    function editorMean() {
-      return W.div(W.sum(results.acceptRates), W.fromInt(results.acceptRates.length));
-    }
+    const editorMean = () => W.div(W.sum(results.acceptRates), W.fromInt(results.acceptRates.length));
 
     function compareWithEditor() {
       if (!results) return;
@@ -548,14 +546,15 @@
       }
       // The numbers "Use the editor's numbers" hands the calculator, so the two print the same speedup.
       const { alpha, c, k } = editorForCalculator();
-      const rounded = !W.eq(alpha, editorMean()) || !W.eq(c, valid.cost.draftStep) || k !== results.k;
+      const also = [W.eq(c, valid.cost.draftStep) ? "" : `c = ${decimal(c)}`, k === results.k ? "" : `K = ${k}`].filter(Boolean);
+      const rounded = !W.eq(alpha, editorMean()) || also.length > 0;
       const closed = W.leviathanSpeedup(alpha, k, c);
       const alike = results.acceptRates.every((a) => W.eq(a, results.acceptRates[0]));
       const same = W.eq(closed, results.speedup);
       ui.calcCompare.replaceChildren(
         `The editor's round, K = ${results.k}: the closed form at its ${alike ? "" : "mean "}acceptance rate `,
         readout("calc-editor-alpha", alpha, { digits: 2 }),
-        rounded ? ` (on the calculator's grid of 1/${calc.steps}, with c = ${decimal(c)} and K = ${k})` : "",
+        rounded ? ` (rounded to the calculator's steps of 1/${calc.steps}${also.length ? `, with ${also.join(" and ")}` : ""})` : "",
         " gives ",
         readout("calc-editor-closed-form", closed, { ratio: true, digits: 2 }),
         ", the exact round ",

@@ -730,4 +730,4 @@ def test_use_the_editors_numbers_prints_the_value_its_sentence_quotes(page):
     assert page.locator('#what-if [data-readout="calc-speedup"] .wi-dec').inner_text() == quoted
     got = readouts(page)
     assert got["calc-speedup"] == got["calc-editor-closed-form"]
-    assert "on the calculator's grid" in page.locator('[data-wi="calc-compare"]').text_content()
+    assert "rounded to the calculator's steps of 1/100" in page.locator('[data-wi="calc-compare"]').text_content()
