@@ -226,3 +226,17 @@ def test_no_page_says_a_long_sentence_twice(site):
     for path in sorted(site.glob("*.html")):
         twice = {s: n for s, n in long_sentences(path.read_text(encoding="utf-8")).items() if n > 1}
         assert not twice, (path.name, twice)
+
+
+# --- K, not k (issue 32.7) --------------------------------------------------------------------------
+
+LOWER_K = re.compile(r"(?<![-\w])k(?![-\w])")  # a lone k; "top-k" is a name
+
+
+def test_the_draft_length_is_written_k_in_capitals_in_text_captions_and_alt_texts(site):
+    assert LOWER_K.search("with k = 5 proposals") and not LOWER_K.search("top-k or top-p, K = 5")
+    for path in sorted(site.glob("*.html")):
+        raw = path.read_text(encoding="utf-8")
+        texts = [t for t, _ in blocks(raw, keep_widgets=True)] + re.findall(r'alt="([^"]*)"', raw)
+        lower = [t for t in texts if LOWER_K.search(t)]
+        assert not lower, (path.name, lower[:3])
