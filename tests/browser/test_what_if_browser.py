@@ -731,3 +731,31 @@ def test_use_the_editors_numbers_prints_the_value_its_sentence_quotes(page):
     got = readouts(page)
     assert got["calc-speedup"] == got["calc-editor-closed-form"]
     assert "rounded to the calculator's steps of 1/100" in page.locator('[data-wi="calc-compare"]').text_content()
+
+
+def test_what_the_page_says_to_try_first_does_what_it_says(page):
+    """Issue 32.3: the page's first sentence says what to try; doing it (the named draft and position, one step of
+    the target's probability from its favourite token there onto the proposal) makes the always-rejected proposal
+    pass sometimes and raises tokens per round and the speedup, as the sentence promises."""
+    from support import site_view
+
+    ctx = site_view(ROOT)
+    p, f = ctx.notable.target_zero
+    open_editor(page)
+    intro = page.locator("main .prose > p").first.inner_text()
+    assert f"start from {p.name.lower()}, open position {f.position}" in intro and f.proposal in intro
+    page.select_option("#wi-profile", p.id)
+    wait_until(page, f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === '{p.speedup}'")
+    before = readouts(page)
+    assert before[f"proposal-accept-{f.position}"] == "0"
+    page.click(f'#what-if [data-position="{f.position - 1}"]')
+    row = p.position(f.position).target
+    favourite = max(range(len(row)), key=lambda i: row[i])
+    page.select_option("#wi-move-row", "target")
+    page.select_option("#wi-move-from", str(favourite))
+    page.select_option("#wi-move-to", str(ctx.tokens.index(f.proposal)))
+    page.click('#what-if [data-wi="move"]')
+    after = readouts(page)
+    assert Fraction(after[f"proposal-accept-{f.position}"]) > 0
+    assert Fraction(after["expected-tokens"]) > Fraction(before["expected-tokens"])
+    assert Fraction(after["speedup"]) > Fraction(before["speedup"])
