@@ -759,3 +759,18 @@ def test_what_the_page_says_to_try_first_does_what_it_says(page):
     assert Fraction(after[f"proposal-accept-{f.position}"]) > 0
     assert Fraction(after["expected-tokens"]) > Fraction(before["expected-tokens"])
     assert Fraction(after["speedup"]) > Fraction(before["speedup"])
+
+
+def test_a_link_made_for_the_toy_data_page_opens_the_same_state_on_the_editors_page(page):
+    """The editor moved from positions.html (issue 32.3); a #what-if= link made before the move is forwarded, state
+    and all, and the toy data page without such a fragment stays where it is."""
+    open_editor(page)
+    page.select_option("#wi-k", "3")
+    fragment = page.evaluate("location.hash")
+    expected = readouts(page)
+    page.goto(f"{page.origin}/positions.html{fragment}")
+    page.wait_for_url("**/what-if.html#what-if=*")
+    page.wait_for_selector("#what-if.is-enhanced")
+    assert readouts(page) == expected
+    page.goto(f"{page.origin}/positions.html#figure-profile-aligned")
+    assert page.url.endswith("/positions.html#figure-profile-aligned")
