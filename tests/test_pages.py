@@ -33,6 +33,7 @@ READING_ORDER = [
     "draft-and-verify",
     "lossless",
     "speedup",
+    "what-if",
     "playground",
     "limits",
 ]
@@ -272,13 +273,16 @@ def test_the_appendix_shows_both_derivations_as_the_same_fraction(site, engine_n
         assert re.search(mfrac, raw), profile
 
 
-def test_the_cost_page_shows_the_frame_counts(site, engine_numbers):
+def test_the_cost_appendix_is_about_cost_not_the_sites_widgets(site, engine_numbers):
+    """Issue 32.8: appendix C costs a round (best, average, worst) and no longer counts the stepper's frames; the
+    frame counts stay on the stepper's own page."""
     text = page_text(site, "cost")
     stepped = page_text(site, "draft-and-verify")
+    assert "frame" not in text.lower()
     for profile in ("aligned", "divergent"):
-        assert f"{engine_numbers[profile]['frames']} frames" in text, profile
+        n = engine_numbers[profile]["numbers"]
+        assert FILTERS["times"](n.speedup) in text and FILTERS["fixed"](n.expected_tokens) in text, profile
         assert f"{engine_numbers[profile]['frames']} frames" in stepped, profile
-    assert f"{engine_numbers['k'] + 3} frames" in text  # the most any round can have
 
 
 def test_the_landing_page_states_the_rule_and_the_headline_numbers(site, engine_numbers):
@@ -336,9 +340,14 @@ def test_a_check_is_costed_as_k_plus_one_positions(site, engine_numbers):
 @pytest.mark.parametrize(
     "slug, words",
     [
-        ("lossless", ("Temperature, top-k and top-p", "applied to p and q alike")),  # sampling settings on both
-        ("index", ("rolls back both models' key-value caches",)),  # the cache after a rejection
-        ("lossless", ("floating-point", "greedy choice can flip")),  # batched verification
+        # issue 32.6: p after the target's own settings, q exactly what the draft sampled from; zeros of top-k/top-p
+        ("lossless", ("p must be the target's distribution after its own settings", "loses acceptance, not exactness")),
+        ("lossless", ("so proposals there are always rejected",)),
+        # issue 32.6: caches cut to the accepted prefix; the replacement or bonus is the next round's first input
+        ("index", ("end of the accepted proposals", "a length reset", "the next round's first input")),
+        # issue 32.6: from one position to the whole text, and the bonus drawn from p directly
+        ("lossless", ("applied position by position, each given the prefix committed so far", "drawn from p directly")),
+        ("lossless", ("round its sums differently", "the choice can flip")),  # batched verification
         ("speedup", ("scores K + 1 positions",)),  # the check's size
     ],
 )
@@ -373,10 +382,29 @@ def test_a_draft_length_that_prints_the_best_speedup_is_named_as_a_tie(site):
     ]
     assert ties  # the data has one (K = 9 and 10 at alpha = 9/10), so this test can see the sentence
     for curve, k in ties:
-        a = curve.alpha
-        assert (
-            f"K = {k} also gives {FILTERS['times'](curve.best_speedup)} at α = {a.numerator} / {a.denominator}" in text
-        )
+        assert k in curve.ties  # the facts hold the tie; the template only prints it
+        best = f"{curve.best_k} for α = {curve.alpha.numerator} / {curve.alpha.denominator}"
+        assert f"{best} ({FILTERS['times'](curve.best_speedup)}, and K = {k} prints the same)" in text
+
+
+def test_every_best_k_the_appendix_names_also_names_its_ties(site):
+    """Issue 32.7: on Tokens per round, in full, each best K in the table names every other K that prints the same
+    speedup (alpha 7/10, c 1/20: K = 5 and 6; alpha 9/10, c 1/20: K = 13 and 14), found here from the points."""
+    from support import site_view
+
+    raw = (site / "tokens-per-round.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr>(.*?)</tr>", raw, flags=re.S)
+    cells = [
+        [re.sub(r"<[^>]+>|\u2062", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", r, flags=re.S)] for r in rows
+    ]
+    seen = 0
+    for c in site_view(ROOT).speedup_curves:
+        shown = FILTERS["times"](c.best_speedup)
+        ties = [k for k, s in c.points if k != c.best_k and FILTERS["times"](s) == shown]
+        row = next(r for r in cells if len(r) == 5 and r[3] == shown and r[2].startswith(str(c.best_k)))
+        assert row[2] == (f"{c.best_k} (tied: {', '.join(map(str, ties))})" if ties else str(c.best_k)), row
+        seen += bool(ties)
+    assert seen >= 3  # the data has three ties, so the test can see the words
 
 
 def test_the_toy_datas_tables_are_in_the_appendix_linked_after_its_pictures(site):

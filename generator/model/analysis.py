@@ -76,6 +76,19 @@ def best_draft_length(alpha: Fraction, c: Fraction, max_k: int = 32) -> int:
     return max(range(1, max_k + 1), key=lambda g: (leviathan_speedup(alpha, g, c), -g))
 
 
+def printed_alike(a: Fraction, b: Fraction, digits: int = 2) -> bool:
+    """Whether two values >= 0 print as the same decimal to `digits` places, under the pages' one rounding rule
+    (half away from zero on the exact value, render/decimals.py and decimals.js)."""
+    scale = Fraction(10) ** digits
+    return math.floor(Fraction(a) * scale + Fraction(1, 2)) == math.floor(Fraction(b) * scale + Fraction(1, 2))
+
+
+def printed_ties(points: Sequence[tuple[int, Fraction]], best_k: int, digits: int = 2) -> tuple[int, ...]:
+    """The other K of a (K, speedup) curve whose speedup prints the same as the best K's: a tie a page must name."""
+    best = dict(points)[best_k]
+    return tuple(k for k, s in points if k != best_k and printed_alike(s, best, digits))
+
+
 def identity_holds(target: Sequence, draft: Sequence, excess_fn=excess) -> bool:
     """min(p, q) + max(0, p - q) == p for every token (a term for each), exactly; excess_fn lets a test plant a
     wrong residual.

@@ -121,6 +121,7 @@ class SpeedupCurve:
     points: tuple[tuple[int, Fraction], ...]  # (K, speedup)
     best_k: int
     best_speedup: Fraction
+    ties: tuple[int, ...] = ()  # other K whose speedup prints the same as the best K's, to two decimals
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,8 @@ class WhatIfFacts:
     calculator_draft_step: Fraction  # draft_step / verify_step on that grid (the closed form has verify = 1)
     calculator_k: int
     calculator_max_k: int
+    calculator_best_k: int  # the calculator's starting best K, and the other K that print its speedup
+    calculator_ties: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -443,7 +446,8 @@ def speedup_curves(config: SiteConfig) -> tuple[SpeedupCurve, ...]:
         for a in s.alphas:
             points = [(g, checked_speedup(a, g, c)) for g in range(1, s.max_k + 1)]
             best = analysis.best_draft_length(a, c, s.max_k)
-            curves.append(SpeedupCurve(a, c, tuple(points), best, points[best - 1][1]))
+            ties = analysis.printed_ties(points, best)
+            curves.append(SpeedupCurve(a, c, tuple(points), best, points[best - 1][1], ties))
     return tuple(curves)
 
 
@@ -535,13 +539,19 @@ def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, c
         return Fraction(math.floor(x * grid + Fraction(1, 2)), grid)
 
     mean = sum(alphas, Fraction(0)) / len(alphas)
+    alpha = min(on_grid(mean), Fraction(grid - 1, grid))
+    c, max_k = min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)), config.speedup.max_k
+    best = analysis.best_draft_length(alpha, c, max_k)
+    points = [(g, analysis.leviathan_speedup(alpha, g, c)) for g in range(1, max_k + 1)]
     return WhatIfFacts(
         steps=config.what_if.steps,
         calculator_steps=grid,
-        calculator_alpha=min(on_grid(mean), Fraction(grid - 1, grid)),
-        calculator_draft_step=min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)),
-        calculator_k=min(k, config.speedup.max_k),
-        calculator_max_k=config.speedup.max_k,
+        calculator_alpha=alpha,
+        calculator_draft_step=c,
+        calculator_k=min(k, max_k),
+        calculator_max_k=max_k,
+        calculator_best_k=best,
+        calculator_ties=analysis.printed_ties(points, best),
     )
 
 

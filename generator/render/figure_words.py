@@ -117,10 +117,8 @@ def profile_bars_words(props, target_rows, k, accept_probabilities, tokens, draf
     )
     if never:
         certain += f"; the target never produces the proposal at {places(never)}"
-    caption = (
-        "Solid bars are the target p, outlined bars the draft q, and the hatched outline the token the draft "
-        f"proposed. {certain}."
-    )
+    # How the bars are drawn is in each figure's legend and in the key above them, not repeated per caption.
+    caption = f"{certain[0].upper()}{certain[1:]}."
     return alt, caption
 
 
@@ -148,11 +146,8 @@ def convergence_histograms_words(
         f"{title}. For each position, solid bars give the target probability of each token and marks the share of "
         "simulated rounds that committed it. " + "; ".join(parts) + "."
     )
-    caption = (
-        "Solid bars: the target's probability p; marks: how often each token was committed among the rounds that "
-        f"reached that position (n rounds, given above each panel). The largest gap anywhere is {decimal(worst, 4)} "
-        f"({position_labels[wi]}, {quote(tokens[wj])})."
-    )
+    # What the bars and marks mean is said once, on the page above the figures, not in each caption.
+    caption = f"The largest gap anywhere is {decimal(worst, 4)} ({position_labels[wi]}, {quote(tokens[wj])})."
     return alt, caption
 
 
@@ -169,11 +164,10 @@ def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
         + "; ".join(described)
         + "."
     )
-    caption = "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, the dashed 1/\u221an guide."
+    # The 1/sqrt(n) guide is explained once, on the page above the figures, not in each caption.
+    caption = "Dashed: the 1/\u221an guide."
     if slope is not None:
-        caption += (
-            f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against the guide's \u22120.5."
-        )
+        caption += f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against \u22120.5."
     return alt, caption
 
 
@@ -185,7 +179,7 @@ def round_length_distribution_words(k, series, means, n_values) -> tuple[str, st
         for (label, probs), mu in zip(series, means)
     ]
     alt = (
-        f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (k = {k} proposals, "
+        f"Bar chart of the number of tokens N one round commits, from 1 to {k + 1} (K = {k} proposals, "
         f"N = {k + 1} when every proposal is accepted and the bonus is drawn), for each draft. "
         + ". ".join(described)
         + "."
@@ -196,7 +190,7 @@ def round_length_distribution_words(k, series, means, n_values) -> tuple[str, st
         for (label, probs), mu in zip(series, means)
     ]
     caption = (
-        f"With k = {k} proposals a round commits between 1 and {k + 1} tokens; {'; '.join(most)}. "
+        f"With K = {k} proposals a round commits between 1 and {k + 1} tokens; {'; '.join(most)}. "
         "Dashed lines with markers show each draft's expected tokens per round."
     )
     return alt, caption

@@ -210,6 +210,14 @@ class SiteView(_Delegates):
     notable: NotableView
     figure: Mapping[str, str]  # site-wide figures: registry key -> figure name
 
+    @property
+    def coincidences(self) -> tuple[tuple[ProfileView, ProfileView], ...]:
+        """(a, b) where a's speedup and b's expected tokens per round print alike to two decimals (2.62x and
+        2.62): different quantities that a reader could take for one."""
+        return tuple(
+            (a, b) for a in self.profiles for b in self.profiles if fixed(a.speedup) == fixed(b.expected_tokens)
+        )
+
     def profile(self, profile_id: str) -> ProfileView:
         for p in self.profiles:
             if p.id == profile_id:

@@ -100,6 +100,8 @@ def editor_data(facts) -> dict:
             "draft_step": fraction_text(w.calculator_draft_step),
             "k": w.calculator_k,
             "max_k": w.calculator_max_k,
+            "best_k": w.calculator_best_k,
+            "ties": list(w.calculator_ties),
             "steps": w.calculator_steps,
         },
     }
@@ -161,8 +163,28 @@ def shipped_cases(profiles) -> list[dict]:
     return cases
 
 
+def _closed_form_case(alpha: Fraction, c: Fraction, k: int, max_k: int) -> dict:
+    best = analysis.best_draft_length(alpha, c, max_k)
+    points = [(g, analysis.leviathan_speedup(alpha, g, c)) for g in range(1, max_k + 1)]
+    return {
+        "alpha": fraction_text(alpha),
+        "k": k,
+        "c": fraction_text(c),
+        "max_k": max_k,
+        "speedup": fraction_text(checked_speedup(alpha, k, c)),
+        "best_k": best,
+        "ties": list(analysis.printed_ties(points, best)),
+    }
+
+
+# Grid points where another K prints the best K's speedup to two decimals (0.83 at c = 0.1: K = 6 and 7
+# both print 2.68x), so the vectors always hold ties.
+TIED = ((Fraction(83, 100), Fraction(1, 10)), (Fraction(9, 10), Fraction(5, 100)), (Fraction(7, 10), Fraction(5, 100)))
+
+
 def closed_form_cases(rng: np.random.Generator, count: int, max_k: int) -> list[dict]:
-    """(alpha, K, c) in hundredths, the closed form and best K, each checked against the engine's i.i.d. path."""
+    """(alpha, K, c) in hundredths, the closed form, the best K and the K tied with it to two decimals, each
+    speedup checked against the engine's i.i.d. path."""
     cases = []
     for i in range(count):
         alpha = Fraction(int(rng.integers(0, CALCULATOR_STEPS + 1)), CALCULATOR_STEPS)
@@ -170,17 +192,8 @@ def closed_form_cases(rng: np.random.Generator, count: int, max_k: int) -> list[
             alpha = Fraction(i)  # the two ends: nothing accepted, everything accepted
         c = Fraction(int(rng.integers(0, CALCULATOR_STEPS + 1)), CALCULATOR_STEPS)
         k = int(rng.integers(1, max_k + 1))
-        cases.append(
-            {
-                "alpha": fraction_text(alpha),
-                "k": k,
-                "c": fraction_text(c),
-                "max_k": max_k,
-                "speedup": fraction_text(checked_speedup(alpha, k, c)),
-                "best_k": analysis.best_draft_length(alpha, c, max_k),
-            }
-        )
-    return cases
+        cases.append(_closed_form_case(alpha, c, k, max_k))
+    return cases + [_closed_form_case(alpha, c, 1, max_k) for alpha, c in TIED]
 
 
 def parity_vectors(profiles, seed: int) -> dict:

@@ -90,7 +90,16 @@
     });
   }
 
+  // The what-if editor moved from the toy data page to its own page: a link made before the move
+  // (positions.html#what-if=...) opens the same state there.
+  function forwardWhatIfLink() {
+    if (!/\/positions\.html$/.test(window.location.pathname) || !window.location.hash.startsWith("#what-if=")) return false;
+    window.location.replace("what-if.html" + window.location.hash);
+    return true;
+  }
+
   function init() {
+    if (forwardWhatIfLink()) return;
     document.querySelectorAll("[data-tabs]").forEach(initTabs);
     fitWideMath();
     let pending = false;

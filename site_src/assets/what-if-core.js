@@ -206,6 +206,17 @@
     return best;
   }
 
+  // The other K whose speedup prints the same as the best K's: `printed` turns a fraction into the
+  // string a page shows (decimals.js's one rule), so a tie is exactly what a reader would see as one.
+  function printedTies(curve, best, printed) {
+    const shown = printed(curve[best - 1]);
+    const ties = [];
+    curve.forEach((v, i) => {
+      if (i + 1 !== best && printed(v) === shown) ties.push(i + 1);
+    });
+    return ties;
+  }
+
   function speedupCurve(alpha, c, maxK) {
     const points = [];
     for (let k = 1; k <= maxK; k++) points.push(leviathanSpeedup(alpha, k, c));
@@ -392,7 +403,7 @@
     frac, fromInt, ZERO, ONE, add, sub, mul, div, cmp, eq, min, max, sum, pow, format, toNumber, parseFraction, rebalance,
     acceptanceRate, excess, residual, acceptProbability, roundLengthDistribution, expectedTokens,
     expectedTokensFromPartialProducts, roundCost, compute,
-    leviathanSpeedup, bestDraftLength, speedupCurve,
+    leviathanSpeedup, bestDraftLength, printedTies, speedupCurve,
     validate, parseFragment, toDocument, fragmentFor,
   };
 });

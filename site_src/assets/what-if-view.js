@@ -186,5 +186,22 @@
     return root;
   }
 
-  window.WhatIfView = { el, svg, readout, number, bar, sizeBars, fitBox, moveControl, positionChart, curveChart };
+  // Other K that print the best K's speedup: "K = 6 prints the same", "K = 5 and 6 print the same"; "" for none.
+  function tieWords(ks) {
+    if (!ks.length) return "";
+    const list = ks.length === 1 ? String(ks[0]) : `${ks.slice(0, -1).join(", ")} and ${ks[ks.length - 1]}`;
+    return `K = ${list} ${ks.length > 1 ? "print" : "prints"} the same`;
+  }
+
+  // A link shows the editor, or a broken link's one sentence; again as figures above it load (and grow),
+  // until the reader scrolls or types.
+  function revealFromLink(root, error) {
+    const show = () => (error.hidden ? root.scrollIntoView({ block: "start" }) : error.scrollIntoView({ block: "center" }));
+    let settled = false;
+    for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(type, () => (settled = true), { once: true, passive: true });
+    document.querySelectorAll("img").forEach((img) => img.complete || img.addEventListener("load", () => settled || show(), { once: true }));
+    show();
+  }
+
+  window.WhatIfView = { el, svg, readout, number, bar, sizeBars, fitBox, moveControl, positionChart, curveChart, tieWords, revealFromLink };
 })();

@@ -506,12 +506,12 @@
     ui.calcC.value = onGrid(W.parseFraction(calc.draft_step));
 
     function renderCalculator(announceIt) {
-      const alpha = hundredths(ui.calcAlpha);
-      const c = hundredths(ui.calcC);
+      const [alpha, c] = [hundredths(ui.calcAlpha), hundredths(ui.calcC)];
       const k = Number(ui.calcK.value);
       const maxK = Number(ui.calcK.max);
       const curve = W.speedupCurve(alpha, c, maxK);
       const best = W.bestDraftLength(alpha, c, maxK);
+      const ties = W.printedTies(curve, best, times), tied = V.tieWords(ties);
       ui.calcAlphaValue.textContent = decimal(alpha);
       ui.calcKValue.textContent = String(k);
       ui.calcCValue.textContent = decimal(c);
@@ -522,37 +522,40 @@
         el("dt", {}, "Speedup at ", el("var", { text: "K" }), ` = ${k}`),
         el("dd", {}, readout("calc-speedup", curve[k - 1], { ratio: true, digits: 2 })),
         el("dt", {}, "Best ", el("var", { text: "K" }), ` from 1 to ${maxK}`),
-        el("dd", {}, bestK, " at ", readout("calc-best-speedup", curve[best - 1], { ratio: true, digits: 2 })));
+        el("dd", {}, bestK, " at ", readout("calc-best-speedup", curve[best - 1], { ratio: true, digits: 2 }),
+          tied ? el("span", { "data-readout": "calc-ties", "data-exact": ties.join(" ") }, ` (a tie: ${tied})`) : ""));
       const caption = `Closed-form speedup for K from 1 to ${maxK} at \u03b1 = ${decimal(alpha)} and c = ${decimal(c)}; ` +
-        `the best K, marked with a diamond, is ${best} (${times(curve[best - 1])}), and the ring marks K = ${k} ` +
+        `the best K, marked with a diamond, is ${best} (${times(curve[best - 1])})${tied && `; ${tied} to two decimals`}, and the ring marks K = ${k} ` +
         `(${times(curve[k - 1])}). The dashed line is a speedup of 1, no gain.`;
       ui.calcCaption.textContent = caption;
       ui.calcCurve.replaceChildren(V.curveChart(curve, best, k, caption));
-      if (announceIt) announce(`At K = ${k} the closed form gives ${times(curve[k - 1])}; the best K is ${best}, at ${times(curve[best - 1])}.`);
+      if (announceIt) announce(`At K = ${k} the closed form gives ${times(curve[k - 1])}; the best K is ${best}, at ${times(curve[best - 1])}${tied && `; ${tied}`}.`);
     }
 
     for (const input of [ui.calcAlpha, ui.calcK, ui.calcC]) input.addEventListener("input", () => renderCalculator(true));
 
     // The editor's round beside the closed form at its mean acceptance rate: equal exactly when every
     // position accepts alike and verification costs one target step, an approximation otherwise.
-    function editorMean() {
-      return W.div(W.sum(results.acceptRates), W.fromInt(results.acceptRates.length));
-    }
+    const editorMean = () => W.div(W.sum(results.acceptRates), W.fromInt(results.acceptRates.length));
 
     function compareWithEditor() {
       if (!results) return;
-      const v = valid.cost.verifyStep;
-      if (!W.eq(v, W.ONE)) {
+      if (!W.eq(valid.cost.verifyStep, W.ONE)) {
         ui.calcCompare.replaceChildren("The closed form assumes verification costs one target step; set the editor's verification step to 1 to compare the two.");
         return;
       }
-      const mean = editorMean();
-      const closed = W.leviathanSpeedup(mean, results.k, valid.cost.draftStep);
+      // The numbers "Use the editor's numbers" hands the calculator, so the two print the same speedup.
+      const { alpha, c, k } = editorForCalculator();
+      const also = [W.eq(c, valid.cost.draftStep) ? "" : `c = ${decimal(c)}`, k === results.k ? "" : `K = ${k}`].filter(Boolean);
+      const rounded = !W.eq(alpha, editorMean()) || also.length > 0;
+      const closed = W.leviathanSpeedup(alpha, k, c);
       const alike = results.acceptRates.every((a) => W.eq(a, results.acceptRates[0]));
       const same = W.eq(closed, results.speedup);
       ui.calcCompare.replaceChildren(
         `The editor's round, K = ${results.k}: the closed form at its ${alike ? "" : "mean "}acceptance rate `,
-        readout("calc-editor-alpha", mean), " gives ",
+        readout("calc-editor-alpha", alpha, { digits: 2 }),
+        rounded ? ` (rounded to the calculator's steps of 1/${calc.steps}${also.length ? `, with ${also.join(" and ")}` : ""})` : "",
+        " gives ",
         readout("calc-editor-closed-form", closed, { ratio: true, digits: 2 }),
         ", the exact round ",
         readout("calc-editor-speedup", results.speedup, { ratio: true, digits: 2 }),
@@ -560,10 +563,15 @@
           `: ${alike ? "they differ" : "the rates differ by position, so the closed form is only an approximation"}.`);
     }
 
+    function editorForCalculator() { // the editor's mean rate, draft step and K as the sliders hold them
+      const grid = (f) => W.frac(BigInt(onGrid(W.min(f, W.ONE))), BigInt(calc.steps));
+      const c = grid(W.div(valid.cost.draftStep, valid.cost.verifyStep));
+      return { alpha: grid(editorMean()), c, k: Math.min(results.k, Number(ui.calcK.max)) };
+    }
+
     ui.calcUseEditor.addEventListener("click", () => {
-      ui.calcAlpha.value = onGrid(W.min(editorMean(), W.ONE));
-      ui.calcC.value = onGrid(W.min(W.div(valid.cost.draftStep, valid.cost.verifyStep), W.ONE));
-      ui.calcK.value = String(Math.min(results.k, Number(ui.calcK.max)));
+      const { alpha, c, k } = editorForCalculator();
+      [ui.calcAlpha.value, ui.calcC.value, ui.calcK.value] = [onGrid(alpha), onGrid(c), String(k)];
       renderCalculator(true);
     });
 
@@ -577,15 +585,7 @@
     root.classList.add("is-enhanced");
     fitTable();
     window.addEventListener("resize", fitTable);
-    if (fromLink) {
-      // A link shows the editor, or a broken link's one sentence; again as figures above it load (and
-      // grow), until the reader scrolls or types.
-      const show = () => (ui.error.hidden ? root.scrollIntoView({ block: "start" }) : ui.error.scrollIntoView({ block: "center" }));
-      let settled = false;
-      for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(type, () => (settled = true), { once: true, passive: true });
-      document.querySelectorAll("img").forEach((img) => img.complete || img.addEventListener("load", () => settled || show(), { once: true }));
-      show();
-    }
+    if (fromLink) V.revealFromLink(root, ui.error);
   }
 
   function start() {

@@ -50,7 +50,7 @@ def page(tab):
 
 
 def open_editor(page, fragment: str = ""):
-    page.goto(f"{page.origin}/positions.html{fragment}")
+    page.goto(f"{page.origin}/what-if.html{fragment}")
     page.wait_for_selector("#what-if.is-enhanced")
     return page
 
@@ -438,8 +438,8 @@ def test_where_the_rates_differ_by_position_the_closed_form_is_called_an_approxi
     open_editor(page)
     got = readouts(page)
     rates = [Fraction(got[f"accept-rate-{i}"]) for i in range(1, 6)]
-    mean = sum(rates) / len(rates)
-    assert got["calc-editor-closed-form"] == str(analysis.leviathan_speedup(mean, 5, Fraction(1, 10)))
+    on_grid = Fraction(decimals.rounded(sum(rates) / len(rates), 2), 100)  # the rate the calculator can take
+    assert got["calc-editor-closed-form"] == str(analysis.leviathan_speedup(on_grid, 5, Fraction(1, 10)))
     assert got["calc-editor-closed-form"] != got["calc-editor-speedup"] == got["speedup"]
     assert "only an approximation" in page.locator('[data-wi="calc-compare"]').text_content()
     page.fill("#wi-verify-step", "2")
@@ -449,7 +449,7 @@ def test_where_the_rates_differ_by_position_the_closed_form_is_called_an_approxi
 def test_without_javascript_the_page_shows_its_tables_and_one_note(browser, origin):
     context = browser.new_context(java_script_enabled=False)
     pg = context.new_page()
-    pg.goto(f"{origin}/positions.html")
+    pg.goto(f"{origin}/what-if.html")
     assert pg.locator(".what-if-nojs").is_visible()
     assert not pg.locator("[data-what-if-app]").is_visible()
     pg.goto(f"{origin}/positions-reference.html")
@@ -696,3 +696,81 @@ def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page
             editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
                 .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
             assert editor == static[profile, position], (profile, position)
+
+
+def test_the_calculator_names_the_k_that_prints_the_same_speedup_as_the_best(page):
+    """Issue 32.7: the calculator starts at best K 7, 2.68x, while K = 6 also prints 2.68x; the readout names the
+    tie, as the facts computed it, and a grid point without a tie names none."""
+    from support import site_view
+
+    w = site_view(ROOT).what_if
+    open_editor(page)
+    got = readouts(page)
+    assert got["calc-best-k"] == str(w.calculator_best_k)
+    ties = [k for k in range(1, w.calculator_max_k + 1) if k != w.calculator_best_k]
+    curve = {k: analysis.leviathan_speedup(w.calculator_alpha, k, w.calculator_draft_step) for k in range(1, 17)}
+    shown = decimals.times(curve[w.calculator_best_k])
+    ties = [k for k in ties if decimals.times(curve[k]) == shown]
+    assert ties and list(w.calculator_ties) == ties  # the start has a tie, so this test can see it
+    tie = page.locator('#what-if [data-readout="calc-ties"]')
+    assert tie.get_attribute("data-exact") == " ".join(map(str, ties))
+    assert f"K = {ties[0]} prints the same" in tie.inner_text()
+    assert f"K = {ties[0]} prints the same to two decimals" in page.locator('[data-wi="calc-caption"]').inner_text()
+    page.fill("#wi-calc-alpha", "50")  # alpha 1/2, c 1/10: best K 2 at 1.46x, alone
+    assert page.locator('#what-if [data-readout="calc-ties"]').count() == 0
+
+
+def test_use_the_editors_numbers_prints_the_value_its_sentence_quotes(page):
+    """Issue 32.7: the sentence beside the button quotes the closed form at the numbers the button hands the
+    calculator (the mean rate on the calculator's grid), so after pressing it both print the same speedup."""
+    open_editor(page)
+    quoted = page.locator('#what-if [data-readout="calc-editor-closed-form"] .wi-dec').inner_text()
+    page.fill("#wi-calc-alpha", "10")
+    page.click('[data-wi="calc-use-editor"]')
+    assert page.locator('#what-if [data-readout="calc-speedup"] .wi-dec').inner_text() == quoted
+    got = readouts(page)
+    assert got["calc-speedup"] == got["calc-editor-closed-form"]
+    assert "rounded to the calculator's steps of 1/100" in page.locator('[data-wi="calc-compare"]').text_content()
+
+
+def test_what_the_page_says_to_try_first_does_what_it_says(page):
+    """Issue 32.3: the page's first sentence says what to try; doing it (the named draft and position, one step of
+    the target's probability from its favourite token there onto the proposal) makes the always-rejected proposal
+    pass sometimes and raises tokens per round and the speedup, as the sentence promises."""
+    from support import site_view
+
+    ctx = site_view(ROOT)
+    p, f = ctx.notable.target_zero
+    open_editor(page)
+    intro = page.locator("main .prose > p").first.inner_text()
+    assert f"start from {p.name.lower()}, open position {f.position}" in intro and f.proposal in intro
+    page.select_option("#wi-profile", p.id)
+    wait_until(page, f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === '{p.speedup}'")
+    before = readouts(page)
+    assert before[f"proposal-accept-{f.position}"] == "0"
+    page.click(f'#what-if [data-position="{f.position - 1}"]')
+    row = p.position(f.position).target
+    favourite = max(range(len(row)), key=lambda i: row[i])
+    page.select_option("#wi-move-row", "target")
+    page.select_option("#wi-move-from", str(favourite))
+    page.select_option("#wi-move-to", str(ctx.tokens.index(f.proposal)))
+    page.click('#what-if [data-wi="move"]')
+    after = readouts(page)
+    assert Fraction(after[f"proposal-accept-{f.position}"]) > 0
+    assert Fraction(after["expected-tokens"]) > Fraction(before["expected-tokens"])
+    assert Fraction(after["speedup"]) > Fraction(before["speedup"])
+
+
+def test_a_link_made_for_the_toy_data_page_opens_the_same_state_on_the_editors_page(page):
+    """The editor moved from positions.html (issue 32.3); a #what-if= link made before the move is forwarded, state
+    and all, and the toy data page without such a fragment stays where it is."""
+    open_editor(page)
+    page.select_option("#wi-k", "3")
+    fragment = page.evaluate("location.hash")
+    expected = readouts(page)
+    page.goto(f"{page.origin}/positions.html{fragment}")
+    page.wait_for_url("**/what-if.html#what-if=*")
+    page.wait_for_selector("#what-if.is-enhanced")
+    assert readouts(page) == expected
+    page.goto(f"{page.origin}/positions.html#figure-profile-aligned")
+    assert page.url.endswith("/positions.html#figure-profile-aligned")

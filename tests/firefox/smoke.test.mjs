@@ -1,6 +1,6 @@
 // Firefox smoke suite: the built site in Firefox ESR, driven by puppeteer-core over WebDriver BiDi
 // (no driver to download). Every page at 390 and 1280 px: no console error, no horizontal overflow;
-// the stepper steps and writes its address; a positions.html#what-if= link shows the same data-exact
+// the stepper steps and writes its address; a what-if.html#what-if= link shows the same data-exact
 // readouts as in Chromium; the playground generates in both modes.
 //
 //   node --test tests/firefox/          (SITE_DIR=build by default; tests/firefox/test_firefox.py runs it under pytest)
@@ -155,13 +155,13 @@ describe("Firefox ESR", { skip }, () => {
   it("shows the same what-if readouts as Chromium for a #what-if= link", async () => {
     const readouts = async (browser) => {
       const page = await tab(browser, 1280);
-      await page.goto(`${origin}/positions.html`, { waitUntil: "load" });
+      await page.goto(`${origin}/what-if.html`, { waitUntil: "load" });
       await waitFor(page, () => document.querySelector('[data-widget="what-if"] a[href*="#what-if="]'), null,
         "the what-if editor offers a link to its state");
       const link = await page.evaluate(() => document.querySelector('[data-widget="what-if"] a[href*="#what-if="]').getAttribute("href"));
       const fragment = link.slice(link.indexOf("#"));
       await page.goto("about:blank");
-      await page.goto(`${origin}/positions.html${fragment}`, { waitUntil: "load" });
+      await page.goto(`${origin}/what-if.html${fragment}`, { waitUntil: "load" });
       await waitFor(page, () => document.querySelectorAll('[data-widget="what-if"] [data-readout][data-exact]').length > 0, null,
         "the what-if editor shows its readouts");
       const values = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll(

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..", "..");
 const core = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "what-if-core.js"));
+const decimals = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "decimals.js"));
 
 function loadVectors() {
   let file = process.env.WHATIF_VECTORS;
@@ -83,12 +84,15 @@ test("a state survives the trip through the URL fragment unchanged", () => {
 
 test("the closed form and best K equal the Python engine's, and the i.i.d. round agrees with it", () => {
   assert.ok(vectors.closed_form.length >= 50);
+  assert.ok(vectors.closed_form.filter((c) => c.ties.length > 0).length >= 3, "the vectors hold ties");
   for (const c of vectors.closed_form) {
     const alpha = core.parseFraction(c.alpha);
     const cost = core.parseFraction(c.c);
     const closed = core.leviathanSpeedup(alpha, c.k, cost);
     assert.equal(F(closed), c.speedup, `alpha ${c.alpha}, K ${c.k}, c ${c.c}`);
     assert.equal(core.bestDraftLength(alpha, cost, c.max_k), c.best_k, `best K at alpha ${c.alpha}, c ${c.c}`);
+    const curve = core.speedupCurve(alpha, cost, c.max_k);
+    assert.deepEqual(core.printedTies(curve, c.best_k, (f) => decimals.fixed(f, 2)), c.ties, `ties at alpha ${c.alpha}, c ${c.c}`);
     const dist = core.roundLengthDistribution(Array(c.k).fill(alpha));
     const general = core.div(core.expectedTokens(dist), core.roundCost(c.k, cost, core.ONE));
     assert.equal(F(general), c.speedup, `the per-position path at alpha ${c.alpha}, K ${c.k}`);

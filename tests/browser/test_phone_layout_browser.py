@@ -1,0 +1,87 @@
+"""Issue 32.8 and 32.3 at a phone's width (390 x 844, Debian's chromium): no box on any page scrolls sideways (its
+tables fit, stack or shrink), the page itself never does, and the toy data page's prose fits in two screens."""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_support import serve, shared_tab, turn
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+
+# Every box whose content is wider than the box and that scrolls sideways to show it, on screen now; code blocks
+# aside (a line of code keeps its shape). Named by class, label and widths, so a failure says where.
+SIDEWAYS = """() => [...document.querySelectorAll('main *')].filter((e) => {
+  const style = getComputedStyle(e);
+  if (!['auto', 'scroll'].includes(style.overflowX) || e.closest('pre, code')) return false;
+  return e.getClientRects().length > 0 && e.scrollWidth > e.clientWidth + 1;
+}).map((e) => `${e.className || e.tagName} "${e.getAttribute('aria-label') || ''}" ${e.scrollWidth} > ${e.clientWidth}`)"""
+
+
+@pytest.fixture(scope="module")
+def origin(site_dir):
+    with serve(site_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def tab(browser, origin):
+    with shared_tab(browser, timeout_ms=15000) as pg:
+        yield pg
+
+
+def pages(site_dir):
+    return sorted(p.name for p in site_dir.glob("*.html"))
+
+
+def test_the_check_sees_a_box_that_scrolls_sideways(tab, tmp_path):
+    """Negative control: a table wider than a phone inside a scroll box is reported."""
+    (tmp_path / "wide.html").write_text(
+        '<!doctype html><meta name="viewport" content="width=device-width"><main>'
+        '<div style="overflow-x:auto" aria-label="wide"><table><tr>'
+        + "<td>averylongcellthatcannotwrap</td>" * 6
+        + "</tr></table></div></main>",
+        encoding="utf-8",
+    )
+    turn(tab, PHONE)
+    with serve(tmp_path) as url:
+        tab.goto(f"{url}/wide.html")
+        assert tab.evaluate(SIDEWAYS)
+
+
+def test_no_box_on_any_page_scrolls_sideways_at_390_px(tab, origin, site_dir):
+    wide = {}
+    for name in pages(site_dir):
+        turn(tab, PHONE)
+        tab.goto(f"{origin}/{name}", wait_until="load")
+        found = tab.evaluate(SIDEWAYS)
+        page_width = tab.evaluate("document.documentElement.scrollWidth")
+        if found or page_width > PHONE["width"]:
+            wide[name] = (page_width, found)
+    assert not wide, wide
+
+
+def test_every_tab_of_the_position_tables_fits_a_phone(tab, origin):
+    """The appendix's per-position tables sit in one tab per draft; each tab, once shown, fits too."""
+    turn(tab, PHONE)
+    tab.goto(f"{origin}/positions-reference.html", wait_until="load")
+    tabs = tab.locator("#positions [role='tab']")
+    assert tabs.count() >= 2
+    for i in range(tabs.count()):
+        tabs.nth(i).click()
+        assert not tab.evaluate(SIDEWAYS), tabs.nth(i).inner_text()
+
+
+def test_the_toy_data_pages_prose_fits_in_two_phone_screens(tab, origin):
+    """Issue 32.3: the toy data page is the data: its running text (figures aside) is at most two screens tall."""
+    turn(tab, PHONE)
+    tab.goto(f"{origin}/positions.html", wait_until="load")
+    height = tab.evaluate(
+        """() => [...document.querySelectorAll('main p, main li, main h1')]
+          .filter((e) => !e.closest('figure, nav, [data-widget]') && !e.parentElement.closest('li'))
+          .reduce((sum, e) => sum + e.getBoundingClientRect().height, 0)"""
+    )
+    assert 0 < height <= 2 * PHONE["height"], height
+    assert tab.locator('[data-widget="what-if"]').count() == 0
