@@ -53,7 +53,8 @@ from pathlib import Path
 from generator.site.pipeline import build
 from generator.site.cache import Cache
 r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))
-print(json.dumps([[getattr(r, f) for f in sys.argv[4].split(",") if f], [m for m in sys.argv[5].split(",") if m in sys.modules]]))
+fields = [getattr(r, f) for f in sys.argv[4].split(",") if f]
+print(json.dumps([fields, [m for m in sys.argv[5].split(",") if m in sys.modules]]))
 """
 
 

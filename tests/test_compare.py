@@ -130,7 +130,10 @@ def test_visible_text_skips_scripts_and_styles_and_reads_images_by_their_alt():
 
 def test_the_build_stamp_is_not_a_change_to_review():
     """Two commits' builds always differ in the footer's date and commit; that alone is no page change."""
-    page = '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>Version 1, built {} from <code>{}</code>.</p><p>After</p></footer>'
+    page = (
+        '<main><p>Same text</p></main><footer><p class="colophon" data-build-stamp>'
+        "Version 1, built {} from <code>{}</code>.</p><p>After</p></footer>"
+    )
     assert (
         visible_text(page.format("2026-01-01", "aaaa"))
         == visible_text(page.format("2026-02-02", "bbbb"))

@@ -26,7 +26,8 @@ def run(args) -> int:
         return 0
     cost = profiles.cost_model
     print(
-        f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, verifying a round costs {cost.verify_step}"
+        f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, "
+        f"verifying a round costs {cost.verify_step}"
     )
     for row in rows:
         n = len(row["round_length_distribution"])

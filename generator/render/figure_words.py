@@ -37,7 +37,10 @@ def exact(x: Number) -> str:
 
 
 def decimal(x: Number, digits: int = 2) -> str:
-    """x to `digits` decimals by the pages' one rounding rule: halves away from zero on the exact value (13/8 -> 1.63)."""
+    """x to `digits` decimals by the pages' one rounding rule: halves away from zero on the exact value.
+
+    13/8 -> 1.63.
+    """
     return decimals.fixed(x, digits)
 
 
@@ -169,7 +172,10 @@ def error_vs_samples_words(many, slope, drawn, title) -> tuple[str, str]:
         + "; ".join(described)
         + "."
     )
-    caption = "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, the dashed 1/\u221an guide."
+    caption = (
+        "Each tenfold increase in samples should cut the error by about \u221a10 \u2248 3.2, "
+        "the dashed 1/\u221an guide."
+    )
     if slope is not None:
         caption += (
             f" The fitted log-log slope, averaged over the curves, is {signed(slope)}, against the guide's \u22120.5."
@@ -244,8 +250,10 @@ def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos,
     alt = (
         f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
         f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
-        f"{knee_words}. The time stays within 10% of {significant(times[0])} ms from {pos[0]} to {pos[flat]} positions, "
-        f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
+        f"{knee_words}. The time stays within 10% of {significant(times[0])} ms "
+        f"from {pos[0]} to {pos[flat]} positions, "
+        f"because reading the weights dominates, then grows with the positions scored, "
+        f"reaching {significant(times[-1])} ms "
         f"at {pos[-1]}."
     )
     if draft_positions is not None and draft_ms is not None:

@@ -444,7 +444,7 @@ def roofline(
     draft_positions: int | None = None,
     draft_ms: Number | None = None,
 ) -> Figure:
-    """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
+    """A cost model, drawn so it cannot be mistaken for a benchmark: 'model' and 'not a measurement' are on it.
 
     memory_ms is the weight-reading floor, compute_ms the compute time per scored position (a straight slope). knee
     is where compute overtakes memory, as the analysis computed it; None draws no knee.

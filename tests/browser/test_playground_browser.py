@@ -647,7 +647,10 @@ def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, 
             const box = document.querySelector('.pg-step-box');
             const b = box.getBoundingClientRect();
             // a cell's box and whether its own text fits in it (no text cut off at its edge)
-            const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1]; };
+            const rect = (e) => {
+                const r = e.getBoundingClientRect();
+                return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1];
+            };
             return {
                 scroll: box.scrollWidth, client: box.clientWidth, box: [b.left, b.right],
                 page: document.documentElement.scrollWidth,
