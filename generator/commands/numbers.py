@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+from ..decimals import fixed
 from ..model import analysis
 from ..model.config import Seeds
 from ..model.profiles import load_profiles
 from ..paths import DEFAULT_PROFILES
-from ..render.decimals import fixed
 
 
 def add_arguments(p) -> None:

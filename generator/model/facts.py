@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..decimals import nearest  # the one rounding rule, the pages' too
 from . import analysis, convergence, montecarlo
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
@@ -526,17 +527,15 @@ def entry_unit(profiles: Profiles) -> Fraction:
 
 def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, config: SiteConfig) -> WhatIfFacts:
     """The calculator starts from the first draft's acceptance rates (`alphas`) and the cost model."""
-    grid = config.what_if.calculator_steps
-
-    def on_grid(x: Fraction) -> Fraction:  # x >= 0; ties up, the rule of render/decimals.py and what-if.js
-        return Fraction(math.floor(x * grid + Fraction(1, 2)), grid)
-
+    grid = config.what_if.calculator_steps  # each slider starts on its grid, by the pages' rounding rule
     mean = sum(alphas, Fraction(0)) / len(alphas)
     return WhatIfFacts(
         steps=config.what_if.steps,
         calculator_steps=grid,
-        calculator_alpha=min(on_grid(mean), Fraction(grid - 1, grid)),
-        calculator_draft_step=min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)),
+        calculator_alpha=min(Fraction(nearest(mean, grid), grid), Fraction(grid - 1, grid)),
+        calculator_draft_step=min(
+            Fraction(nearest(cost_model.draft_step / cost_model.verify_step, grid), grid), Fraction(1)
+        ),
         calculator_k=min(k, config.speedup.max_k),
         calculator_max_k=config.speedup.max_k,
     )

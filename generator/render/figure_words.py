@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from . import decimals
+from .. import decimals
 
 Number = float | int | Fraction
 
 
 def significant(x: Number, figures: int = 3) -> str:
-    """x to `figures` significant figures by the pages' one rounding rule (render/decimals.py), trailing zeros
+    """x to `figures` significant figures by the pages' one rounding rule (generator/decimals.py), trailing zeros
     dropped: 0.0123456 -> 0.0123, 0.125 -> 0.125, 2/3 -> 0.667, 1234.5 -> 1235 (never fewer than the whole part)."""
     value = decimals.exact(x)
     if value == 0:

@@ -24,8 +24,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from . import decimals, palette
+from .. import decimals
 from . import figure_words as words
+from . import palette
 from .chart import (
     DRAFT_BAR,
     FONT,
