@@ -25,7 +25,7 @@ from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .profiles import CostModel, Draft, Profiles
-from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds
+from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds, check_rounds
 
 
 @dataclass(frozen=True)
@@ -481,7 +481,7 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
 def notable_frames(profiles: tuple[ProfileFacts, ...]) -> Mapping[str, Notable]:
     """Where each of the four facts shows on the authored data: the frame a reader should look at.
 
-    The rules are requirements.AUTHORED_FACTS, which load_inputs and `validate` check first, so data
+    The rules are requirements.AUTHORED_FACTS, which build_facts and `validate` check first, so data
     that lacks one is refused there, naming the profiles file, before anything is computed."""
     found = authored_facts((p, p.authored_round.frames) for p in profiles)
     missing = set(AUTHORED_FACTS) - found.keys()
@@ -542,8 +542,9 @@ def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, c
 
 
 def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) -> Facts:
-    conv = convergence_facts(profiles, config, memo)
     authored = authored_rounds(profiles, config.seeds.authored_round)
+    check_rounds(profiles, authored)  # first: data the pages cannot walk through is refused before any work
+    conv = convergence_facts(profiles, config, memo)
     drafts = tuple(
         profile_facts(profiles, d, config, i, case, round_)
         for i, (d, case, round_) in enumerate(zip(profiles.drafts, conv.authored, authored))
