@@ -1,7 +1,4 @@
-import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from fractions import Fraction as F
 from pathlib import Path
@@ -284,29 +281,6 @@ def test_drawing_the_same_figure_twice_gives_identical_bytes(builder):
 
 # Byte-identity across processes and hash seeds is checked once for every figure, by the clean build in a
 # fresh process in test_build.py.
-
-
-def test_planning_the_figures_imports_no_matplotlib_and_drawing_one_does():
-    """The registry names each figure's inputs without the drawing code (a build whose figures are all kept never
-    pays for matplotlib); the control draws one figure in the same process, so the check itself can fail."""
-    code = (
-        "import sys; from pathlib import Path; from generator.site.pipeline import load_inputs; "
-        "from generator.model.facts import build_facts; from generator.render.figure_registry import jobs; "
-        "js = jobs(build_facts(*reversed(load_inputs(Path('.'))))); {}"
-        "print('matplotlib' in sys.modules)"
-    )
-    seen = {}
-    for then in ("", "from generator.render.figures import draw; draw(js[0]); "):
-        out = subprocess.run(
-            [sys.executable, "-c", code.format(then)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            check=True,
-        )
-        seen[then] = out.stdout.strip()
-    assert list(seen.values()) == ["False", "True"]
 
 
 # --- legibility and collisions ------------------------------------------------------------------

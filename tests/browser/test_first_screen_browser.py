@@ -8,7 +8,7 @@ checked too; the closing page (limits and sources) is text by design.
 import pytest
 import yaml
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium
 from support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -38,12 +38,6 @@ STRANDED = """() => [...document.querySelectorAll("main .math.inline")].flatMap(
   const last = lines[lines.length - 1];
   return mark.top >= last.bottom - 1 ? [[math.textContent.slice(0, 40), next.data[0]]] : [];
 })"""
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

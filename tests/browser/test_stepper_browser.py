@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_support import require_chromium, serve, shared_tab, turn
+from browser_support import require_chromium, shared_tab, turn
 
 pytestmark = pytest.mark.browser
 
@@ -16,12 +16,6 @@ sync_api = require_chromium()
 PHONE = {"width": 390, "height": 844}
 VERDICT_WORDS = ("accepted", "rejected", "replacement", "bonus", "dropped")
 DECIDES = ("frame-verify", "frame-bonus")  # a check (and a rejection's replacement), a bonus
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

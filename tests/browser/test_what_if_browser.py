@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from browser_support import serve, shared_tab, turn
+from browser_support import shared_tab, turn
 from generator.model import analysis
 from generator.model.profiles import load_profiles
 from generator.render import decimals
@@ -25,12 +25,6 @@ from support import PROFILES, ROOT
 pytestmark = pytest.mark.browser
 
 PREFIX = "#what-if="
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
