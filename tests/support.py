@@ -40,6 +40,22 @@ def session_cache_copy(folder: Path) -> Path:
     return Path(folder)
 
 
+def built_copy(folder: Path, cache: Path | None = None, monte_carlo_rounds: int | None = None):
+    """A copy of the project, built: the one way a module gets a project of its own with its build in place.
+
+    Returns (root, cache folder, the build's report); root / "build" holds the build. Without `cache`, the
+    cache starts as a copy of the session build's (session_cache_copy), so only what the copy changes is computed
+    (with monte_carlo_rounds, the Monte Carlo too, at that size)."""
+    from generator.site.cache import Cache
+    from generator.site.pipeline import build
+
+    root = copy_project(Path(folder) / "project", monte_carlo_rounds)
+    if cache is None:
+        cache = session_cache_copy(Path(folder) / "cache")
+    report = build(root, root / "build", cache=Cache(cache))
+    return root, Path(cache), report
+
+
 def only_page(project: Path, body: str) -> None:
     """Make `project` a site of one page, index.md, whose body is `body` (the other pages and the appendix go)."""
     pages = project / "site_src" / "pages"

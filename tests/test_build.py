@@ -27,7 +27,7 @@ from generator.errors import UserError
 from generator.site import output as O
 from generator.site import pipeline as B
 from generator.site.cache import ENV_DIR, Cache
-from support import copy_project, session_cache_copy
+from support import built_copy, copy_project
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -53,9 +53,7 @@ def stat_tree(folder: Path) -> dict[str, tuple[bytes, int]]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("project"))
-    cache = session_cache_copy(tmp_path_factory.mktemp("site-cache"))
-    report = B.build(root, root / "build", cache=Cache(cache))
+    root, cache, report = built_copy(tmp_path_factory.mktemp("site"))
     return root, report, cache
 
 

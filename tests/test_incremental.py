@@ -15,7 +15,7 @@ import pytest
 
 from generator.site import pipeline as B
 from generator.site.cache import Cache
-from support import SMALL_MONTE_CARLO, copy_project
+from support import SMALL_MONTE_CARLO, built_copy, copy_project
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -67,9 +67,7 @@ EDITS = {
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A project copy built once, with a cache of its own: the build every edit starts from."""
-    root = copy_project(tmp_path_factory.mktemp("incremental"), SMALL_MONTE_CARLO)
-    cache = tmp_path_factory.mktemp("incremental-cache")
-    B.build(root, root / "build", cache=Cache(cache))
+    root, cache, _ = built_copy(tmp_path_factory.mktemp("incremental"), monte_carlo_rounds=SMALL_MONTE_CARLO)
     return root, cache
 
 
