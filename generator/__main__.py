@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from types import MappingProxyType
 
@@ -48,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser(chosen if chosen in VERBS else None).parse_args(argv)
     module = importlib.import_module(f".commands.{args.verb}", __package__)
     try:
-        return module.run(args)
+        status = module.run(args)
+        sys.stdout.flush()  # inside the try: a reader that has gone shows here, not at exit
+        return status
     except UserError as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader closed the pipe (`numbers | head -1`): stop quietly, with the status a Unix tool killed by
+        # SIGPIPE reports, and point stdout at nothing so the interpreter's last flush cannot complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""A stable hash of plain values (numbers, strings, fractions, tuples, dicts, dataclasses): cache keys and figure inputs."""
+"""A stable hash of plain values (numbers, strings, fractions, tuples, dicts, dataclasses).
+
+Cache keys and figure inputs are made with it.
+"""
 
 from __future__ import annotations
 

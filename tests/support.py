@@ -1,12 +1,8 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
 
 import atexit
-import functools
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -16,10 +12,24 @@ SOURCES = ("data", "site_src")
 BUILT_SITE_ENV = "TESTS_BUILT_SITE"  # set by the xdist controller (conftest.py) for the workers it starts
 
 
-def copy_project(dest: Path) -> Path:
-    """A copy of the project's inputs (data/ and site_src/) that a test may edit; the code stays installed."""
+SMALL_MONTE_CARLO = 2000  # rounds per case, for a copy whose test is not about the Monte Carlo
+
+
+def copy_project(dest: Path, monte_carlo_rounds: int | None = None) -> Path:
+    """A copy of the project's inputs (data/ and site_src/) that a test may edit; the code stays installed.
+
+    monte_carlo_rounds (SMALL_MONTE_CARLO, say) sets the copy's `monte_carlo.rounds` in data/site.yaml, for a test
+    that builds and is not about the Monte Carlo: its clean builds then simulate in a fraction of the time."""
     for name in SOURCES:
         shutil.copytree(ROOT / name, Path(dest) / name)
+    if monte_carlo_rounds is not None:
+        from generator.model.config import MonteCarlo
+
+        config = Path(dest) / "data" / "site.yaml"
+        text = config.read_text(encoding="utf-8")
+        default = f"\n  rounds: {MonteCarlo().rounds}\n"
+        assert text.count(default) == 1, "data/site.yaml: monte_carlo.rounds is not where copy_project looks"
+        config.write_text(text.replace(default, f"\n  rounds: {monte_carlo_rounds}\n"), encoding="utf-8")
     return Path(dest)
 
 
@@ -28,6 +38,22 @@ def session_cache_copy(folder: Path) -> Path:
     playground), so a build that uses it computes only what differs from the real site."""
     shutil.copytree(built_site().parent / "cache", folder, dirs_exist_ok=True)
     return Path(folder)
+
+
+def built_copy(folder: Path, cache: Path | None = None, monte_carlo_rounds: int | None = None):
+    """A copy of the project, built: the one way a module gets a project of its own with its build in place.
+
+    Returns (root, cache folder, the build's report); root / "build" holds the build. Without `cache`, the
+    cache starts as a copy of the session build's (session_cache_copy), so only what the copy changes is computed
+    (with monte_carlo_rounds, the Monte Carlo too, at that size)."""
+    from generator.site.cache import Cache
+    from generator.site.pipeline import build
+
+    root = copy_project(Path(folder) / "project", monte_carlo_rounds)
+    if cache is None:
+        cache = session_cache_copy(Path(folder) / "cache")
+    report = build(root, root / "build", cache=Cache(cache))
+    return root, Path(cache), report
 
 
 def only_page(project: Path, body: str) -> None:
@@ -47,31 +73,6 @@ def only_page(project: Path, body: str) -> None:
     config.write_text(text, encoding="utf-8")
 
 
-FRESH_BUILD = """
-import json, sys
-from pathlib import Path
-from generator.site.pipeline import build
-from generator.site.cache import Cache
-r = build(Path(sys.argv[1]), Path(sys.argv[2]), cache=Cache(Path(sys.argv[3])))
-print(json.dumps([[getattr(r, f) for f in sys.argv[4].split(",") if f], [m for m in sys.argv[5].split(",") if m in sys.modules]]))
-"""
-
-
-def fresh_build(root: Path, out: Path, cache_dir: Path, fields=(), modules=()) -> tuple[list, list[str]]:
-    """Build root into out with cache_dir in a new interpreter, so that sys.modules tells what the build imported:
-    the report's fields named, and which of the modules named were loaded."""
-    done = subprocess.run(
-        [sys.executable, "-c", FRESH_BUILD, str(root), str(out), str(cache_dir), ",".join(fields), ",".join(modules)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    values, loaded = json.loads(done.stdout.splitlines()[-1])
-    return values, loaded
-
-
-@functools.cache
 def built_site() -> Path:
     """The site built from this checkout's own sources, once per test session, into a private folder.
 

@@ -38,15 +38,6 @@ def position_check(position: int, tokens: np.ndarray, expected) -> convergence.P
     return convergence.check_from_counts(position, points, prefix, expected)
 
 
-def simulate_rounds(target_rows, draft_rows, rounds, rng, replacement_rule=montecarlo.residual_rows):
-    """montecarlo.RoundSimulator's codes as a Batch, the shape simulate_batch gives: for fixed rows and the
-    same Generator, exactly the tokens simulate_batch commits."""
-    sim = montecarlo.RoundSimulator(target_rows, draft_rows, replacement_rule)
-    codes = sim.run(rounds, rng)
-    reached = codes < sim.dead
-    return montecarlo.Batch(np.where(reached, codes, 0).astype(np.intp), reached)
-
-
 def numbers(draft_id):
     d = P.draft(draft_id)
     return A.summarize(d.id, P.target, d.distributions, P.cost_model)
@@ -200,7 +191,7 @@ def test_a_sampler_that_replaces_from_the_target_instead_of_the_residual_fails_t
 def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths():
     d = P.draft("divergent")
     exact = [float(p) for p in A.round_length_distribution(numbers("divergent").accept_rates)]
-    lengths = simulate_rounds(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
+    lengths = montecarlo.simulate(P.target, d.distributions, 40_000, np.random.default_rng(1)).committed
     vectorised = np.bincount(lengths, minlength=P.k + 2)[1:] / len(lengths)
     rng = np.random.default_rng(2)
     loop = (
@@ -214,7 +205,7 @@ def test_the_vectorised_simulation_and_the_exact_engine_agree_on_round_lengths()
 
 
 def reference_rounds(target_rows, draft_rows, rounds, rng, rule=montecarlo.residual_rows):
-    """The rule by plain binary search over the same float32 uniforms: what the lookup tables must reproduce."""
+    """The rule by plain binary search over the same float32 uniforms, one round at a time in a Python loop."""
     target = np.array([[float(p) for p in row] for row in target_rows])
     draft = np.array([[float(p) for p in row] for row in draft_rows])
     k = len(draft)
@@ -242,9 +233,8 @@ def reference_rounds(target_rows, draft_rows, rounds, rng, rule=montecarlo.resid
 
 
 @pytest.mark.parametrize("vocab, denominator", [(6, 64), (6, 704), (130, 1000)])
-def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_search(vocab, denominator):
-    # denominators that do not divide the table's cells put breakpoints inside cells (the exact fallback);
-    # a vocabulary past 125 tokens takes the 16-bit codes
+def test_the_simulator_gives_exactly_the_checks_of_a_plain_binary_search_round_by_round(vocab, denominator):
+    # denominators of every kind, and a vocabulary of 130 tokens
     rng = np.random.default_rng(vocab * denominator)
     for agreement in (F(0), F(1, 2), F(9, 10)):
         target, drafts = convergence.random_profile(rng, vocab, 4, agreement, denominator)
@@ -253,7 +243,7 @@ def test_the_table_lookup_simulator_gives_exactly_the_checks_of_a_plain_binary_s
             tokens, reached = reference_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
             slow = tuple(position_check(i + 1, tokens[i][reached[i]], target[i]) for i in range(len(target)))
             assert fast == slow
-            simulated = simulate_rounds(target, drafts, 3000, np.random.default_rng(7), rule)
+            simulated = montecarlo.simulate(target, drafts, 3000, np.random.default_rng(7), rule)
             assert (simulated.reached == reached).all() and (simulated.tokens[reached] == tokens[reached]).all()
 
 
@@ -271,27 +261,9 @@ def fixed_rows_at(target_rows, draft_rows, rounds):
     return rows_at
 
 
-@pytest.mark.parametrize("vocab, denominator, k", [(6, 64, 5), (6, 704, 3), (130, 1000, 4), (3, 7, 1)])
-def test_fed_fixed_rows_the_per_round_simulator_commits_exactly_what_the_table_lookup_commits(vocab, denominator, k):
-    # one law, one set of draws: the playground's simulator (rows per round) and the profile Monte Carlo
-    # (fixed rows, by table lookup) give the same tokens for the same seed, bit for bit, for either
-    # replacement rule; the planted negative control below shows the comparison can fail
-    rng = np.random.default_rng(vocab * denominator + k)
-    for agreement in (F(0), F(1, 2), F(1)):
-        target, drafts = convergence.random_profile(rng, vocab, k, agreement, denominator)
-        for rule in (montecarlo.residual_rows, montecarlo.target_rows_resampler):
-            fixed = simulate_rounds(target, drafts, 5000, np.random.default_rng(7), rule)
-            per_round = montecarlo.simulate_batch(
-                fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(7), rule
-            )
-            assert np.array_equal(per_round.tokens, fixed.tokens) and np.array_equal(per_round.reached, fixed.reached)
-    other = montecarlo.simulate_batch(fixed_rows_at(target, drafts, 5000), k, 5000, np.random.default_rng(8))
-    assert not np.array_equal(other.tokens, fixed.tokens)
-
-
 def test_the_per_round_simulator_asks_for_rows_only_in_rounds_still_going():
     # a round that met its rejection is not asked about again (the playground's models then build rows for
-    # the rounds still going only); what it commits is checked above against the table lookup, bit for bit
+    # the rounds still going only); what it commits is checked above against a plain loop, bit for bit
     rng = np.random.default_rng(5)
     target, drafts = convergence.random_profile(rng, 6, 4, F(1, 2), 64)
     rows_at = fixed_rows_at(target, drafts, 3000)
@@ -348,31 +320,15 @@ def test_a_suite_split_in_two_draws_exactly_what_the_whole_suite_draws():
     assert convergence.convergence_suite(cases[2:], 2000, 11) != whole[2:]  # the offset matters
 
 
-def plain_checkpoint_counts(row, dead, vocab):
-    """The reference: the reached rounds' tokens in order, counted afresh up to every checkpoint."""
-    tokens = row[row < dead].astype(np.intp)
-    points = convergence.error_checkpoints(len(tokens))
-    return points, [np.bincount(tokens[:m], minlength=vocab).tolist() for m in points]
-
-
-@pytest.mark.parametrize("vocab, rounds", [(6, 50_001), (2, 4_099), (16, 1_031), (1, 300)])
-def test_checkpoint_counts_by_blocks_equal_a_plain_count_of_every_prefix(vocab, rounds):
-    # positions reached by every round, by half, by a few (fewer than one block holds) and by none; a round
-    # count that fills neither a last block nor a last 64-bit word; stopped rounds read DEAD or more
-    rng = np.random.default_rng(vocab + rounds)
-    dead = 128
-    codes = rng.integers(0, vocab, size=(4, rounds)).astype(np.uint8)
-    for i, share in enumerate((1.0, 0.5, 300 / rounds, 0.0)):
-        gone = rng.random(rounds) >= share
-        codes[i, gone] = dead + rng.integers(0, 100, size=int(gone.sum()))
-    expected = [plain_checkpoint_counts(row, dead, vocab) for row in codes]
-    assert convergence._counts_at_checkpoints(codes, dead, vocab) == expected
-    assert [
-        convergence._position_counts(row, dead, vocab) for row in codes
-    ] == expected  # the path for wide vocabularies
-    # the comparison can fail: one token moved inside the first checkpoint changes its counts
-    codes[0, 0] = (codes[0, 0] + 1) % max(vocab, 2) if vocab > 1 else dead
-    assert convergence._counts_at_checkpoints(codes, dead, vocab) != expected
+@pytest.mark.parametrize("vocab, rounds", [(6, 50_001), (2, 4_099), (16, 1_031), (1, 300), (3, 0)])
+def test_checkpoint_counts_equal_a_plain_count_of_every_prefix(vocab, rounds):
+    tokens = np.random.default_rng(vocab + rounds).integers(0, vocab, size=rounds)
+    points = convergence.error_checkpoints(rounds)
+    expected = [np.bincount(tokens[:m], minlength=vocab).tolist() for m in points]
+    assert convergence.position_counts(tokens, vocab) == (points, expected)
+    if rounds and vocab > 1:  # the comparison can fail: one token changed in the first checkpoint changes its counts
+        tokens[0] = (tokens[0] + 1) % vocab
+        assert convergence.position_counts(tokens, vocab) != (points, expected)
 
 
 def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics():
@@ -390,6 +346,6 @@ def test_a_position_no_round_reaches_reports_no_samples_and_undefined_statistics
 def test_few_rounds_give_the_checks_of_the_plain_count(rounds):
     # no checkpoint below the last, a single one, and a round count one past a block
     target, drafts = convergence.random_profile(np.random.default_rng(rounds), 6, 3, F(1, 2))
-    batch = simulate_rounds(target, drafts, rounds, np.random.default_rng(2))
+    batch = montecarlo.simulate(target, drafts, rounds, np.random.default_rng(2))
     plain = tuple(position_check(i + 1, batch.tokens[i][batch.reached[i]], target[i]) for i in range(len(target)))
     assert convergence.convergence(target, drafts, rounds, np.random.default_rng(2)) == plain

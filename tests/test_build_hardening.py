@@ -76,23 +76,24 @@ def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how,
     B.build(project, out, cache=Cache(folder))
     assert '"draft_step": "1/9"' in (out / "data" / "profiles.json").read_text(encoding="utf-8")
     (corpus / "prose.txt").write_text("Other prose, written later.\n" + prose, encoding="utf-8")
-    cache = Cache(folder)
-    B.build(project, out, cache=cache)
-    assert cache.computed["playground"] == 1  # the prose pair trained again, the code pair reused
+    models = {kind: (out / f"assets/playground-models-{kind}.js").read_bytes() for kind in ("prose", "code")}
+    report = B.build(project, out, cache=Cache(folder))
+    assert "computed: playground" in report.summary()  # what the build prints
+    assert (out / "assets/playground-models-prose.js").read_bytes() != models["prose"]  # trained on the new text
+    assert (out / "assets/playground-models-code.js").read_bytes() == models["code"]
     assert "Other prose" in (out / "assets" / "corpus" / "prose.txt").read_text(encoding="utf-8")
     (outside / "unrelated.txt").write_text("not read by the build")
-    cache = Cache(folder)
-    B.build(project, out, cache=cache)
-    assert not cache.computed  # negative control: a file the build does not read
+    report = B.build(project, out, cache=Cache(folder))
+    assert "(0 drawn" in report.summary() and "nothing else computed" in report.summary()  # a file not read
 
 
 def test_a_copy_of_the_project_reuses_what_the_original_computed(project, tmp_path, own_cache_folder):
     cache = Cache(own_cache_folder)
     B.build(project, tmp_path / "one", cache=cache)
     other = copy_project(tmp_path / "other")
-    again = Cache(own_cache_folder)
-    B.build(other, tmp_path / "two", cache=again)
-    assert not again.computed and tree(tmp_path / "one") == tree(tmp_path / "two")
+    report = B.build(other, tmp_path / "two", cache=Cache(own_cache_folder))
+    assert "(0 drawn" in report.summary() and "nothing else computed" in report.summary()  # what the build prints
+    assert tree(tmp_path / "one") == tree(tmp_path / "two")
 
 
 def test_assets_through_a_link_inside_the_project_are_followed_and_never_stale(project, own_cache_folder):

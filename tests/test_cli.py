@@ -1,7 +1,10 @@
 import json
+import signal
 import subprocess
 import sys
 from fractions import Fraction as F
+
+import pytest
 
 from support import ROOT
 
@@ -70,3 +73,16 @@ def test_an_unknown_verb_is_refused_with_usage():
     result = run("publish")
     assert result.returncode == 2
     assert "usage" in result.stderr
+
+
+@pytest.mark.parametrize("args", [("numbers", "--json"), ("numbers",), ("validate",)])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(args):
+    """`python -m generator numbers --json | true`: the reader is gone before the first write, as `| head -1` can be."""
+    command = subprocess.Popen(
+        [sys.executable, "-m", "generator", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    command.stdout.close()
+    stderr = command.stderr.read()
+    status = command.wait(timeout=120)
+    assert stderr == ""  # no traceback, no "Exception ignored" from the last flush
+    assert status == 128 + signal.SIGPIPE  # as a Unix tool killed by SIGPIPE reports it

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from generator.render import decimals
+from generator import decimals
 from support import ROOT
 
 NODE = shutil.which("node")

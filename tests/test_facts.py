@@ -148,9 +148,10 @@ SUBPACKAGES = ("model", "render", "site", "playground", "commands")
 
 
 def _module_path(name: str) -> Path:
-    """generator/<sub>/<name>.py for a module of a layer's subpackage, else generator/<name>.py."""
+    """generator/<name>.py for a module below every subpackage, else generator/<sub>/<name>.py."""
     found = [p for p in (ROOT / "generator").glob(f"*/{name}.py")]
-    return found[0] if found else ROOT / "generator" / f"{name}.py"
+    top = ROOT / "generator" / f"{name}.py"
+    return top if top.exists() or not found else found[0]
 
 
 def _imports(path: Path) -> set[str]:
@@ -174,7 +175,17 @@ LAYERS = {  # module -> the generator modules it may import
     "analysis": {"engine"},  # exact numbers
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
-    "facts": {"analysis", "config", "convergence", "engine", "montecarlo", "practice", "profiles", "requirements"},
+    "facts": {
+        "analysis",
+        "config",
+        "convergence",
+        "decimals",
+        "engine",
+        "montecarlo",
+        "practice",
+        "profiles",
+        "requirements",
+    },
     "logreader": {"analysis"},  # an engine's logged acceptance, read exactly (the log reader's Python twin)
     "practice": {"errors", "logreader", "readers"},  # data/practice.yaml and what the page computes from it
     "views": {"decimals", "engine", "facts", "pages"},

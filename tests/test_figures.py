@@ -1,7 +1,4 @@
-import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from fractions import Fraction as F
 from pathlib import Path
@@ -237,7 +234,7 @@ def test_error_figure_refuses_a_series_with_nothing_to_plot():
 
 def test_round_length_text_quotes_each_expected_value(drawn):
     fig = drawn["round_lengths"]
-    from generator.render.decimals import fixed  # the pages' rounding rule, on the exact value
+    from generator.decimals import fixed  # the pages' rounding rule, on the exact value
 
     expected = [
         fixed(sum(n * p for n, p in enumerate(round_length_distribution(a), 1)))
@@ -284,29 +281,6 @@ def test_drawing_the_same_figure_twice_gives_identical_bytes(builder):
 
 # Byte-identity across processes and hash seeds is checked once for every figure, by the clean build in a
 # fresh process in test_build.py.
-
-
-def test_planning_the_figures_imports_no_matplotlib_and_drawing_one_does():
-    """The registry names each figure's inputs without the drawing code (a build whose figures are all kept never
-    pays for matplotlib); the control draws one figure in the same process, so the check itself can fail."""
-    code = (
-        "import sys; from pathlib import Path; from generator.site.pipeline import load_inputs; "
-        "from generator.model.facts import build_facts; from generator.render.figure_registry import jobs; "
-        "js = jobs(build_facts(*reversed(load_inputs(Path('.'))))); {}"
-        "print('matplotlib' in sys.modules)"
-    )
-    seen = {}
-    for then in ("", "from generator.render.figures import draw; draw(js[0]); "):
-        out = subprocess.run(
-            [sys.executable, "-c", code.format(then)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            check=True,
-        )
-        seen[then] = out.stdout.strip()
-    assert list(seen.values()) == ["False", "True"]
 
 
 # --- legibility and collisions ------------------------------------------------------------------
@@ -657,7 +631,7 @@ def test_a_draft_step_edit_changes_the_inputs_of_only_the_figures_that_show_it(t
 
 
 def test_a_tie_prints_in_a_figure_as_on_the_page():
-    """The pages' one rounding rule (render/decimals.py, the pages' `fixed` and `pct` filters) in a figure's alt
+    """The pages' one rounding rule (generator/decimals.py, the pages' `fixed` and `pct` filters) in a figure's alt
     text, caption and labels: E[N] = 13/8 is 1.63 at two places, a share of 1/16 is 6.3% at one, not the 6.2% that
     rounding the float half to even gives."""
     from generator.render.pages import FILTERS
@@ -675,7 +649,7 @@ def test_a_tie_prints_in_a_figure_as_on_the_page():
 
 
 def test_every_number_a_figure_words_rounds_by_the_pages_rule():
-    """Ties in each kind of number the alt texts and captions print, against render/decimals.py."""
+    """Ties in each kind of number the alt texts and captions print, against generator/decimals.py."""
     from generator.render import figure_words as words
 
     assert words.exact(F(201, 200)) == "1.01"  # 1.005; its float lies just below, so "%.3g" said 1

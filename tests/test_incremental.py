@@ -2,7 +2,8 @@
 
 Each kind of edit a person makes is applied to a copy of the project built once by this module (with a
 cache of its own); each test starts from its own copy of that cache. The rebuild must equal, byte for
-byte, a build of the edited copy from an empty cache.
+byte, a build of the edited copy from an empty cache. The copies run a small Monte Carlo (SMALL_MONTE_CARLO
+rounds): what is checked here is what a rebuild reuses, not the simulation.
 """
 
 import json
@@ -14,7 +15,7 @@ import pytest
 
 from generator.site import pipeline as B
 from generator.site.cache import Cache
-from support import copy_project, fresh_build, session_cache_copy
+from support import SMALL_MONTE_CARLO, built_copy, copy_project
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -69,9 +70,7 @@ EDITS = {
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A project copy built once, with a cache of its own: the build every edit starts from."""
-    root = copy_project(tmp_path_factory.mktemp("incremental"))
-    cache = session_cache_copy(tmp_path_factory.mktemp("incremental-cache"))
-    B.build(root, root / "build", cache=Cache(cache))
+    root, cache, _ = built_copy(tmp_path_factory.mktemp("incremental"), monte_carlo_rounds=SMALL_MONTE_CARLO)
     return root, cache
 
 
@@ -84,7 +83,7 @@ def warm(built, tmp_path) -> Path:
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(edit, built, warm, tmp_path):
-    root = copy_project(tmp_path / "p")
+    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
     EDITS[edit](root)
     B.build(root, tmp_path / "rebuilt", cache=Cache(warm))
     B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
@@ -94,24 +93,8 @@ def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(ed
     assert rebuilt != tree(built[0] / "build")  # negative control: every one of these edits shows in the output
 
 
-def test_a_page_text_edit_draws_no_figure_and_never_imports_the_drawing_code(built, warm, tmp_path):
-    """Fresh processes, so sys.modules tells what a build imported. Negative control: an edit of one quoted
-    number draws one figure (the K sweep of the page "In practice"), in the build's own process, with the
-    drawing code (render/figures.py, and matplotlib where it draws with it); two or more figures are drawn in
-    worker processes (a draft step edit now draws two: the timeline and the batch-size model)."""
-    root = copy_project(tmp_path / "p")
-    page = middle_page(root)
-    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence only this test writes.\n", encoding="utf-8")
-    drawing = ("matplotlib", "generator.render.figures")
-
-    def build():
-        return fresh_build(root, tmp_path / "out", warm, ("drawn", "pages"), drawing)
-
-    (drawn, pages), loaded = build()
-    assert drawn == 0 and pages > 1 and loaded == []
-    EDITS["a quoted number"](root)
-    (drawn, _), loaded = build()
-    assert drawn == 1 and "generator.render.figures" in loaded
+def figure_files(folder: Path) -> dict[str, bytes]:
+    return {name: data for name, data in tree(folder / "figures").items() if name.endswith(".svg")}
 
 
 def figure_inputs(folder: Path) -> dict[str, str]:
@@ -119,22 +102,35 @@ def figure_inputs(folder: Path) -> dict[str, str]:
     return {name: entry["inputs"]["inputs_sha256"] for name, entry in entries.items()}
 
 
+def test_a_page_text_edit_leaves_every_figure_file_unchanged(built, warm, tmp_path):
+    """Negative control: a draft step edit, built the same way, changes the figures that show it."""
+    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
+    EDITS["one page's text"](root)
+    B.build(root, tmp_path / "out", cache=Cache(warm))
+    assert figure_files(tmp_path / "out") == figure_files(built[0] / "build")
+    assert tree(tmp_path / "out") != tree(built[0] / "build")  # the page did change
+    EDITS["the draft step"](root)
+    B.build(root, tmp_path / "out", cache=Cache(warm))
+    assert figure_files(tmp_path / "out") != figure_files(built[0] / "build")
+
+
 @pytest.mark.parametrize(
     "edit, draws", [("the draft step", "some"), ("one page's text", "none"), ("a draft probability", "some")]
 )
-def test_an_edit_redraws_exactly_the_figures_drawn_from_what_it_changed(edit, draws, built, warm, tmp_path):
-    """The draft step shows in the speedup figures, not in the distributions' or the Monte Carlo's: those are
-    kept. Counted by the build's report against the figures whose inputs the manifest says changed."""
-    root = copy_project(tmp_path / "p")
+def test_an_edit_changes_exactly_the_figures_drawn_from_what_it_changed(edit, draws, built, warm, tmp_path):
+    """The draft step shows in the speedup figures, not in the distributions' or the Monte Carlo's: those files
+    stay as they were. The figures whose inputs the manifest says changed are exactly the files that differ."""
+    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
     EDITS[edit](root)
-    cache = Cache(warm)
-    report = B.build(root, tmp_path / "out", cache=cache)
+    B.build(root, tmp_path / "out", cache=Cache(warm))
     before, after = figure_inputs(built[0] / "build"), figure_inputs(tmp_path / "out")
     changed = sorted(name for name in after if after[name] != before.get(name))
-    assert report.drawn == len(changed)
-    assert (report.drawn > 0) == (draws == "some") and report.drawn < report.figures
-    if edit == "the draft step":
-        assert set(cache.computed) == {"figure"}  # no Monte Carlo and no playground training
+    old, new = figure_files(built[0] / "build"), figure_files(tmp_path / "out")
+    differ = sorted({name.removesuffix(".svg").removesuffix(".dark") for name in new if new[name] != old.get(name)})
+    assert differ == changed
+    assert (len(changed) > 0) == (draws == "some") and len(changed) < len(after)
+    if edit == "the draft step":  # the Monte Carlo's figures and numbers stay as they were
+        assert all(new[name] == old[name] for name in new if name.startswith(("convergence", "error-vs-samples")))
 
 
 BROKEN_PAGES = {  # where a page fails: reading it, or rendering it
@@ -150,7 +146,7 @@ def test_a_page_that_fails_fails_the_build_in_one_line(broken, built, warm, tmp_
 
     from generator.site.cache import ENV_DIR
 
-    root = copy_project(tmp_path / "p")
+    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
     page = middle_page(root)
     page.write_text(BROKEN_PAGES[broken](page.read_text(encoding="utf-8")), encoding="utf-8")
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "5/47"')

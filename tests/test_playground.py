@@ -833,17 +833,6 @@ def test_rows_read_from_the_table_in_place_are_the_rows_copied_out(pairs, corpor
         assert np.array_equal(in_place.tokens, plain.tokens) and np.array_equal(in_place.reached, plain.reached)
 
 
-def test_the_playground_measures_through_the_analysis_simulator(monkeypatch, pairs):
-    import generator.model.montecarlo as montecarlo
-
-    calls = []
-    real = montecarlo.simulate_batch
-    monkeypatch.setattr(pg, "simulate_batch", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
-    contexts = np.zeros((50, pairs[PROSE][0].order - 1), dtype=np.intp) - 1
-    batch = pg.simulate(*pairs[PROSE], contexts, 3, 1.0, np.random.default_rng(SEED))
-    assert calls == [3] and batch.tokens.shape == (4, 50)
-
-
 def test_verdicts_are_one_enum_from_the_engine_to_the_page_data(pairs):
     from generator.model.engine import run_round
     from generator.model.profiles import load_profiles

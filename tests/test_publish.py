@@ -304,14 +304,13 @@ def test_the_footer_says_modified_when_a_tracked_file_differs_from_the_commit(pr
 def test_without_git_the_build_warns_once_and_the_footer_shows_the_version_alone(project, tmp_path):
     from generator import __version__
 
-    bin_dir = tmp_path / "bin"  # a PATH with Python and nothing else
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    bin_dir = tmp_path / "bin"  # a PATH with nothing on it, so no git is found; Python is started by its own path,
+    bin_dir.mkdir()  # as a link to it would start the base interpreter without the virtual environment's packages
     env = {k: v for k, v in os.environ.items() if k not in ("SOURCE_DATE_EPOCH", SITE_URL_ENV)}
     env.update(PATH=str(bin_dir), PYTHONPATH=str(ROOT))
     subprocess.run(["git", "init", "-q", str(project)], check=True)  # a checkout git would have read
     done = subprocess.run(
-        ["python", "-m", "generator", "build", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "generator", "build", "--out", str(tmp_path / "out")],
         cwd=project,
         env=env,
         capture_output=True,

@@ -20,9 +20,7 @@ from pathlib import Path
 import pytest
 
 from generator.commands.compare import write_review
-from generator.site.cache import Cache
-from generator.site.pipeline import build
-from support import ROOT, copy_project, session_cache_copy
+from support import ROOT, built_copy
 
 spec = importlib.util.spec_from_file_location("review_comment", ROOT / ".ci" / "review_comment.py")
 rc = importlib.util.module_from_spec(spec)
@@ -34,8 +32,7 @@ URL = "https://github.com/o/r/actions/runs/1/artifacts/2"
 
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):
-    root = copy_project(tmp_path_factory.mktemp("project"))
-    build(root, root / "build", cache=Cache(session_cache_copy(tmp_path_factory.mktemp("cache"))))
+    root, _, _ = built_copy(tmp_path_factory.mktemp("review"))
     base = root / "build"
     head = Path(shutil.copytree(base, root / "head"))
     svg = head / "figures" / "roofline.svg"

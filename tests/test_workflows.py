@@ -115,6 +115,12 @@ def test_ci_runs_the_project_ci_script_on_pull_requests_and_pushes():
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"\bchromium\b", script) and "npm ci" in script
     assert script.index("chromium") < script.index(readme_command('pip install -e ".[test]"'))
+    # in a virtual environment made and entered as the README tells a person, before anything is installed
+    venv = readme_command("python3 -m venv")
+    assert venv in script.splitlines()
+    assert (
+        script.index(venv) < script.index("--require-hashes") < script.index(readme_command('pip install -e ".[test]"'))
+    )
     assert wf["permissions"] == {"contents": "read"}
 
 

@@ -324,7 +324,8 @@ def _line_kind(line: str) -> str:
 # --- output -------------------------------------------------------------------------------------
 
 STYLE = """
-body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:1rem 1.5rem;color:#1f1f1f;background:#fff}
+body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:1rem 1.5rem;
+color:#1f1f1f;background:#fff}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}h3{font-size:1rem}
 .trio{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:1rem}
 .trio figure{margin:0;border:1px solid #ddd;padding:.5rem}.trio figcaption{font-weight:600;margin-bottom:.25rem}
@@ -417,7 +418,8 @@ def review_html(
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src '{STYLE_HASH}'\">",
+        '<meta http-equiv="Content-Security-Policy" '
+        f"content=\"default-src 'none'; img-src data:; style-src '{STYLE_HASH}'\">",
         "<title>Figure review</title>",
         f"<style>{STYLE}</style>",
         "</head>",

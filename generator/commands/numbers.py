@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+from ..decimals import fixed
 from ..model import analysis
 from ..model.config import Seeds
 from ..model.profiles import load_profiles
 from ..paths import DEFAULT_PROFILES
-from ..render.decimals import fixed
 
 
 def add_arguments(p) -> None:
@@ -26,7 +26,8 @@ def run(args) -> int:
         return 0
     cost = profiles.cost_model
     print(
-        f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, verifying a round costs {cost.verify_step}"
+        f"{args.data}: k = {profiles.k}, a draft step costs {cost.draft_step}, "
+        f"verifying a round costs {cost.verify_step}"
     )
     for row in rows:
         n = len(row["round_length_distribution"])

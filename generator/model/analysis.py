@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .engine import Round, Row, excess, overlap, run_round
+from .engine import Row, excess, overlap, run_round
 
 
 def acceptance_rate(target: Sequence[Fraction], draft: Sequence[Fraction]) -> Fraction:
@@ -175,25 +175,26 @@ def authored_frame_count(
     return (k + 3, k + 3)
 
 
-def numbers_table(profiles, seed: int, authored_rounds: Sequence[Round] | None = None) -> list[dict]:
-    """Per draft profile, the exact figures as fraction strings: the shape of `numbers --json` and numbers.json.
-    `authored_rounds`: each draft's authored round under `seed`, when already run (the facts hold them)."""
-    out = []
-    for i, draft in enumerate(profiles.drafts):
-        n = summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-        authored = (
-            authored_rounds[i]
-            if authored_rounds is not None
-            else run_round(profiles.target, draft.distributions, np.random.default_rng(seed), draft.proposals)
-        )
-        out.append(
-            {
-                "id": draft.id,
-                "accept_rates": [str(a) for a in n.accept_rates],
-                "round_length_distribution": [str(p) for p in n.round_length_distribution],
-                "expected_tokens": str(n.expected_tokens),
-                "speedup": str(n.speedup),
-                "frame_count": len(authored.frames),
-            }
-        )
-    return out
+def numbers_row(
+    draft_id: str, accept_rates, round_length_distribution, expected_tokens: Fraction, speedup: Fraction, frames: int
+) -> dict:
+    """One draft profile's exact figures as fraction strings: a row of `numbers --json` and numbers.json."""
+    return {
+        "id": draft_id,
+        "accept_rates": [str(a) for a in accept_rates],
+        "round_length_distribution": [str(p) for p in round_length_distribution],
+        "expected_tokens": str(expected_tokens),
+        "speedup": str(speedup),
+        "frame_count": frames,
+    }
+
+
+def numbers_table(profiles, seed: int) -> list[dict]:
+    """numbers_row per draft profile, its authored round run under `seed` (the build takes them from the facts)."""
+    rows = []
+    for d in profiles.drafts:
+        n = summarize(d.id, profiles.target, d.distributions, profiles.cost_model)
+        authored = run_round(profiles.target, d.distributions, np.random.default_rng(seed), d.proposals)
+        dist, frames = n.round_length_distribution, len(authored.frames)
+        rows.append(numbers_row(d.id, n.accept_rates, dist, n.expected_tokens, n.speedup, frames))
+    return rows

@@ -15,7 +15,7 @@ import numpy as np
 
 from .analysis import acceptance_rates, random_rational_row
 from .engine import Row
-from .montecarlo import ReplacementRule, RoundSimulator, residual_rows
+from .montecarlo import ReplacementRule, residual_rows, simulate
 
 
 @dataclass(frozen=True)
@@ -100,89 +100,11 @@ def check_from_counts(
     return PositionCheck(position, n, tuple(counts), tuple(freq), curve[-1][1], chi, dof, pval, curve)
 
 
-BLOCK = 1024  # rounds per block when finding the round that brings a position its m-th sample
-FEW_TOKENS = 16  # up to this many tokens (8-bit codes), every position is counted at once; past it, one by one
-_LANES = ((8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF))
-
-
-def _byte_sums(words: np.ndarray) -> np.ndarray:
-    """The sum of the 8 bytes of each uint64, as int64, by adding neighbouring lanes (bytes, then pairs, ...)."""
-    for shift, mask in _LANES:
-        mask = np.uint64(mask)
-        words = (words & mask) + ((words >> np.uint64(shift)) & mask)
-    return words.view(np.int64)
-
-
-def _counts_at_checkpoints(codes: np.ndarray, dead: int, vocab: int) -> list[tuple[list[int], list[list[int]]]]:
-    """For each position (row of codes): its checkpoints and the token counts among its first m samples at each.
-
-    A position's samples are the rounds that reached it, in order; its checkpoint m ends with the
-    round that brought its m-th sample. Every count comes from 0/1 flags (is token x, for all tokens
-    but the last, and reached), eight to a 64-bit word: summing a block's 128 words adds each byte lane
-    at most 128, so no lane overflows, and the bytes of the sum are then added up. That gives each
-    flag's count per block of BLOCK rounds; a checkpoint's block is found from the reached counts, and
-    the part of that block up to the checkpoint's round is flagged and summed the same way, every
-    checkpoint's at once. The last token's count is what the reached rounds leave. A few array
-    operations per position and per case, not a few per checkpoint and token.
-    """
-    positions, rounds = codes.shape
-    blocks = -(-rounds // BLOCK)
-    padded = np.empty((positions, blocks * BLOCK), codes.dtype)  # whole blocks: the tail reads DEAD
-    padded[:, rounds:] = dead
-    padded[:, :rounds] = codes
-    tokens = np.arange(vocab - 1, dtype=codes.dtype)[:, None]
-    flags = np.empty((vocab, blocks * BLOCK), bool)  # one position at a time, so it stays in cache
-    starts = np.arange(0, blocks * BLOCK // 8, BLOCK // 8)
-    per_block = np.empty((positions, vocab, blocks), dtype=np.uint64)  # [i, x, b]; x = vocab - 1: reached
-    for i in range(positions):
-        np.equal(padded[i], tokens, out=flags[: vocab - 1])
-        np.less(padded[i], dead, out=flags[vocab - 1])
-        np.add.reduceat(flags.view(np.uint64), starts, axis=1, out=per_block[i])
-    per_block = _byte_sums(per_block)
-    before = np.zeros((positions, vocab, blocks + 1), dtype=np.int64)  # [i, x, b]: count in blocks before b
-    np.cumsum(per_block, axis=2, out=before[:, :, 1:])
-    totals = before[:, :, -1].tolist()
-    points = [error_checkpoints(t[-1]) for t in totals]
-    position = np.array([i for i in range(positions) for _ in points[i][:-1]], dtype=np.intp)
-    need = np.array([m for p in points for m in p[:-1]], dtype=np.int64)
-    reached = before[:, vocab - 1]
-    block = np.count_nonzero(reached[position] < need[:, None], axis=1) - 1  # reached[i, b] < m <= reached[i, b + 1]
-    inside = padded.reshape(positions, blocks, BLOCK)[position, block]  # (checkpoints, BLOCK) codes
-    hits = np.flatnonzero(inside < dead)  # reached rounds in those blocks, block after block
-    count = per_block[position, vocab - 1, block]
-    column = hits[np.cumsum(count) - count + need - reached[position, block] - 1] - np.arange(len(need)) * BLOCK
-    inside = np.where(np.arange(BLOCK) <= column[:, None], inside, dead)  # up to the checkpoint's round
-    part = np.equal(inside[:, None, :], tokens)  # (checkpoints, vocab - 1, BLOCK)
-    some = (before[position, : vocab - 1, block] + _byte_sums(np.add.reduce(part.view(np.uint64), axis=2))).tolist()
-    rows = iter(some)  # position after position, the counts at each checkpoint but the last (which are the totals)
-    result = []
-    for p, total in zip(points, totals):
-        counts = [*(next(rows) for _ in p[:-1]), total[:-1]]
-        result.append((p, [[*c, m - sum(c)] for m, c in zip(p, counts)]))
-    return result
-
-
-def _position_counts(codes: np.ndarray, dead: int, vocab: int) -> tuple[list[int], list[list[int]]]:
-    """One position's checkpoints and counts as _counts_at_checkpoints gives them, for codes of any width.
-
-    The checkpoint's round is found from per-block counts of reached rounds, then inside its block;
-    each stretch between checkpoints is counted once with np.bincount.
-    """
-    rounds = len(codes)
-    flag = codes < dead
-    full = rounds // BLOCK * BLOCK
-    per_block = np.add.reduce(flag[:full].view(np.uint8).reshape(-1, BLOCK), axis=1, dtype=np.uint16)
-    cumulative = np.cumsum(np.append(per_block, np.count_nonzero(flag[full:])), dtype=np.intp)
-    points = error_checkpoints(int(cumulative[-1]))
-    ends = []
-    for m, block in zip(points, np.searchsorted(cumulative, points[:-1]).tolist()):
-        before = int(cumulative[block - 1]) if block else 0
-        inside = np.flatnonzero(flag[block * BLOCK : (block + 1) * BLOCK])
-        ends.append(block * BLOCK + int(inside[m - before - 1]) + 1)
-    ends.append(rounds)
-    wide = codes.astype(np.intp)  # once: np.bincount would convert every stretch to intp itself
-    counts = [np.bincount(wide[a:b], minlength=dead)[:vocab] for a, b in zip([0, *ends], ends)]
-    return points, np.cumsum(counts, axis=0).tolist()
+def position_counts(tokens: np.ndarray, vocab: int) -> tuple[list[int], list[list[int]]]:
+    """One position's checkpoints (error_checkpoints of its samples) and each token's count among the first m."""
+    points = error_checkpoints(len(tokens))
+    stretches = [np.bincount(tokens[a:b], minlength=vocab) for a, b in zip([0, *points], points)]
+    return points, np.cumsum(stretches, axis=0).tolist()
 
 
 def convergence(
@@ -193,12 +115,9 @@ def convergence(
     replacement_rule: ReplacementRule = residual_rows,
 ) -> tuple[PositionCheck, ...]:
     """Per position, the committed token's histogram among rounds that reached it, against the target."""
-    sim = RoundSimulator(target_rows, draft_rows, replacement_rule)
-    codes = sim.run(rounds, rng)
-    if sim.vocab <= FEW_TOKENS:
-        counts = _counts_at_checkpoints(codes, sim.dead, sim.vocab)
-    else:
-        counts = [_position_counts(row, sim.dead, sim.vocab) for row in codes]
+    batch = simulate(target_rows, draft_rows, rounds, rng, replacement_rule)
+    vocab = len(target_rows[0])
+    counts = [position_counts(tokens[reached], vocab) for tokens, reached in zip(batch.tokens, batch.reached)]
     return tuple(check_from_counts(i + 1, points, prefix, target_rows[i]) for i, (points, prefix) in enumerate(counts))
 
 

@@ -19,13 +19,14 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..decimals import nearest  # the one rounding rule, the pages' too
 from . import analysis, convergence, montecarlo
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
 from .practice import Practice, PracticeFacts, practice_facts
 from .profiles import CostModel, Draft, Profiles
-from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds
+from .requirements import AUTHORED_FACTS, authored_facts, authored_rounds, check_rounds
 
 
 @dataclass(frozen=True)
@@ -487,7 +488,7 @@ def roofline_facts(config: SiteConfig) -> RooflineFacts:
 def notable_frames(profiles: tuple[ProfileFacts, ...]) -> Mapping[str, Notable]:
     """Where each of the four facts shows on the authored data: the frame a reader should look at.
 
-    The rules are requirements.AUTHORED_FACTS, which load_inputs and `validate` check first, so data
+    The rules are requirements.AUTHORED_FACTS, which build_facts and `validate` check first, so data
     that lacks one is refused there, naming the profiles file, before anything is computed."""
     found = authored_facts((p, p.authored_round.frames) for p in profiles)
     missing = set(AUTHORED_FACTS) - found.keys()
@@ -533,14 +534,11 @@ def entry_unit(profiles: Profiles) -> Fraction:
 
 def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, config: SiteConfig) -> WhatIfFacts:
     """The calculator starts from the first draft's acceptance rates (`alphas`) and the cost model."""
-    grid = config.what_if.calculator_steps
-
-    def on_grid(x: Fraction) -> Fraction:  # x >= 0; ties up, the rule of render/decimals.py and what-if.js
-        return Fraction(math.floor(x * grid + Fraction(1, 2)), grid)
-
+    grid = config.what_if.calculator_steps  # each slider starts on its grid, by the pages' rounding rule
     mean = sum(alphas, Fraction(0)) / len(alphas)
-    alpha = min(on_grid(mean), Fraction(grid - 1, grid))
-    c, max_k = min(on_grid(cost_model.draft_step / cost_model.verify_step), Fraction(1)), config.speedup.max_k
+    alpha = min(Fraction(nearest(mean, grid), grid), Fraction(grid - 1, grid))
+    c = min(Fraction(nearest(cost_model.draft_step / cost_model.verify_step, grid), grid), Fraction(1))
+    max_k = config.speedup.max_k
     best = analysis.best_draft_length(alpha, c, max_k)
     points = [(g, analysis.leviathan_speedup(alpha, g, c)) for g in range(1, max_k + 1)]
     return WhatIfFacts(
@@ -558,8 +556,9 @@ def what_if_facts(alphas: tuple[Fraction, ...], k: int, cost_model: CostModel, c
 def build_facts(
     profiles: Profiles, config: SiteConfig, memo: Memo = no_memo, practice: Practice | None = None
 ) -> Facts:
-    conv = convergence_facts(profiles, config, memo)
     authored = authored_rounds(profiles, config.seeds.authored_round)
+    check_rounds(profiles, authored)  # first: data the pages cannot walk through is refused before any work
+    conv = convergence_facts(profiles, config, memo)
     drafts = tuple(
         profile_facts(profiles, d, config, i, case, round_)
         for i, (d, case, round_) in enumerate(zip(profiles.drafts, conv.authored, authored))

@@ -1,7 +1,8 @@
 """What the pages need from the authored data beyond its being well formed, checked before any analysis.
 
-`validate` and `build` both run `check_profiles`, so a file that `validate` calls ok never fails
-later in the build on something the file decides. Each problem is one DataError line naming the
+`validate` runs `check_profiles`, and the build checks the authored rounds its facts are made of with
+`check_rounds` before anything else is computed, so a file that `validate` calls ok never fails later in the
+build on something the file decides. Each problem is one DataError line naming the
 profiles file and what in it to change.
 """
 
@@ -50,7 +51,11 @@ def authored_rounds(profiles: Profiles, seed: int) -> tuple[Round, ...]:
 
 def check_profiles(profiles: Profiles, authored_seed: int) -> None:
     """Refuse profiles whose authored rounds do not show what the pages walk through."""
-    rounds = authored_rounds(profiles, authored_seed)
+    check_rounds(profiles, authored_rounds(profiles, authored_seed))
+
+
+def check_rounds(profiles: Profiles, rounds: tuple[Round, ...]) -> None:
+    """check_profiles on the authored rounds, already run (the facts are made of them)."""
     found = authored_facts((d.id, r.frames) for d, r in zip(profiles.drafts, rounds))
     missing = [name for name in AUTHORED_FACTS if name not in found]
     if missing:

@@ -325,7 +325,7 @@ def short_count(n: float) -> str:
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
-    """1, 2 and 5 times each power of ten inside [lo, hi]; only the powers of ten when those would be more than eight."""
+    """1, 2 and 5 times each power of ten inside [lo, hi]; only the powers of ten when those are more than eight."""
     span = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
     every = [m * 10.0**e for e in span for m in (1, 2, 5) if lo <= m * 10.0**e <= hi]
     return every if len(every) <= 8 else [10.0**e for e in span if lo <= 10.0**e <= hi]

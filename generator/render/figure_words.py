@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from . import decimals
+from .. import decimals
 
 Number = float | int | Fraction
 
 
 def significant(x: Number, figures: int = 3) -> str:
-    """x to `figures` significant figures by the pages' one rounding rule (render/decimals.py), trailing zeros
+    """x to `figures` significant figures by the pages' one rounding rule (generator/decimals.py), trailing zeros
     dropped: 0.0123456 -> 0.0123, 0.125 -> 0.125, 2/3 -> 0.667, 1234.5 -> 1235 (never fewer than the whole part)."""
     value = decimals.exact(x)
     if value == 0:
@@ -37,7 +37,10 @@ def exact(x: Number) -> str:
 
 
 def decimal(x: Number, digits: int = 2) -> str:
-    """x to `digits` decimals by the pages' one rounding rule: halves away from zero on the exact value (13/8 -> 1.63)."""
+    """x to `digits` decimals by the pages' one rounding rule: halves away from zero on the exact value.
+
+    13/8 -> 1.63.
+    """
     return decimals.fixed(x, digits)
 
 
@@ -238,8 +241,10 @@ def roofline_words(crossing, model_label, draft_positions, draft_ms, times, pos,
     alt = (
         f"A model, not a measurement ({model_label}): modelled time per forward pass against the number of "
         f"positions scored, both axes logarithmic, with dashed lines for the memory floor and the compute slope"
-        f"{knee_words}. The time stays within 10% of {significant(times[0])} ms from {pos[0]} to {pos[flat]} positions, "
-        f"because reading the weights dominates, then grows with the positions scored, reaching {significant(times[-1])} ms "
+        f"{knee_words}. The time stays within 10% of {significant(times[0])} ms "
+        f"from {pos[0]} to {pos[flat]} positions, "
+        f"because reading the weights dominates, then grows with the positions scored, "
+        f"reaching {significant(times[-1])} ms "
         f"at {pos[-1]}."
     )
     if draft_positions is not None and draft_ms is not None:

@@ -24,8 +24,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from . import decimals, palette
+from .. import decimals
 from . import figure_words as words
+from . import palette
 from .chart import (
     DRAFT_BAR,
     FONT,
@@ -445,7 +446,7 @@ def roofline(
     draft_positions: int | None = None,
     draft_ms: Number | None = None,
 ) -> Figure:
-    """A cost model, drawn so it cannot be mistaken for a benchmark: the words 'model' and 'not a measurement' are on it.
+    """A cost model, drawn so it cannot be mistaken for a benchmark: 'model' and 'not a measurement' are on it.
 
     memory_ms is the weight-reading floor, compute_ms the compute time per scored position (a straight slope). knee
     is where compute overtakes memory, as the analysis computed it; None draws no knee.

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
+from ..decimals import fixed, pct, points, sci, times  # the one rounding rule, shared with the pages' JavaScript
 from ..errors import UserError
 from ..model.engine import Verdict
 from ..model.readers import load_yaml, outside_project, read_text, shown
-from .decimals import fixed, pct, points, sci, times  # the one rounding rule, shared with the pages' JavaScript
 from .markdown import Heading, placeholder, render_markdown
 from .markup import MarkupProblem
 

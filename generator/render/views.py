@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
+from ..decimals import fixed  # the pages' rounding rule (a leaf module: no Jinja)
 from ..model.engine import ACCEPTED, DROPPED, PENDING, REJECTED, Frame, Round, Verdict
 from ..model.facts import Facts, FigureRef, Notable, PositionFacts, ProfileFacts, SpeedupPanel
-from .decimals import fixed  # the pages' rounding rule (a leaf module: no Jinja)
 
 
 @dataclass(frozen=True)

@@ -98,12 +98,9 @@ def refuse_links_out(root: Path) -> None:
 
 
 def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
-    """site.yaml, read once, and the profiles it names, with the checks `validate` runs on what the pages need."""
-    from ..model.requirements import check_profiles
-
+    """site.yaml, read once, and the profiles it names (build_facts checks first what the pages need of them)."""
     config = load_config(root / "data" / "site.yaml")
     profiles = load_profiles(config.profiles_path())
-    check_profiles(profiles, config.seeds.authored_round)
     return config, profiles
 
 
@@ -121,7 +118,7 @@ def load_practice_data(config: SiteConfig):
 
 def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None) -> tuple[Facts, list]:
     """Every number the pages show, and the numbers table; the Monte Carlo parts through the cache."""
-    from ..model.analysis import numbers_table
+    from ..model.analysis import numbers_row
     from ..model.facts import build_facts
 
     numpy = library_version("numpy")
@@ -131,8 +128,18 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
         return compute() if shape is None else cache.get_or_compute(kind, (inputs, numpy), compute, shape)
 
     facts = build_facts(profiles, config, memo, practice)
-    rounds = [p.authored_round for p in facts.profiles]
-    return facts, numbers_table(profiles, config.seeds.authored_round, rounds)
+    numbers = [  # read off the facts: nothing is computed again
+        numbers_row(
+            p.id,
+            p.accept_rates,
+            [share for _, share in p.round_lengths],
+            p.expected_tokens,
+            p.speedup,
+            len(p.authored_round.frames),
+        )
+        for p in facts.profiles
+    ]
+    return facts, numbers
 
 
 # --- the playground ----------------------------------------------------------------------------

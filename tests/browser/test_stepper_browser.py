@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_support import require_chromium, serve, shared_tab, turn
+from browser_support import require_chromium, shared_tab, turn
 
 pytestmark = pytest.mark.browser
 
@@ -16,12 +16,6 @@ sync_api = require_chromium()
 PHONE = {"width": 390, "height": 844}
 VERDICT_WORDS = ("accepted", "rejected", "replacement", "bonus", "dropped")
 DECIDES = ("frame-verify", "frame-bonus")  # a check (and a rejection's replacement), a bonus
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -246,10 +240,12 @@ def test_a_round_decided_by_a_draw_can_be_chosen_by_name(page, profile, label, v
     assert any(re.search(rf"u = 0\.\d{{4}} is {word} \d+/\d+\.$", n) for n in notes), notes
 
 
-READ_FRAME = """el => [...el.querySelectorAll('.frame-title, .chips, .pq-table, .evidence, [data-verdict], .draw-note, svg')]
+READ_FRAME = """el => [...el.querySelectorAll(
+    '.frame-title, .chips, .pq-table, .evidence, [data-verdict], .draw-note, svg')]
   .map(e => e.tagName === 'svg'
     ? [e.getAttribute('class'), e.getAttribute('aria-label'), [...e.querySelectorAll('*')].map(c => c.tagName + ' '
-        + ['x', 'y', 'width', 'cx', 'x1'].map(k => c.getAttribute(k)).join(' ') + ' ' + c.textContent).join('|')].join(' ')
+        + ['x', 'y', 'width', 'cx', 'x1'].map(k => c.getAttribute(k)).join(' ') + ' ' + c.textContent)
+        .join('|')].join(' ')
     : e.textContent.replace(/\\s+/g, ''))"""
 
 

@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from browser_support import serve, shared_tab, turn
+from browser_support import shared_tab, turn
 from generator.model import analysis
 from generator.model.profiles import load_profiles
 from generator.render import decimals
@@ -25,12 +25,6 @@ from support import PROFILES, ROOT
 pytestmark = pytest.mark.browser
 
 PREFIX = "#what-if="
-
-
-@pytest.fixture(scope="module")
-def origin(site_dir):
-    with serve(site_dir) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -154,9 +148,8 @@ def error_text(page) -> str:
 
 
 def cell(page, which: str, token: str):
-    return page.locator(
-        f'#what-if input.wi-cell[data-which="{which}"][aria-label^="{"Target p" if which == "target" else "Draft q"} of {token} "]'
-    )
+    label = "Target p" if which == "target" else "Draft q"
+    return page.locator(f'#what-if input.wi-cell[data-which="{which}"][aria-label^="{label} of {token} "]')
 
 
 def test_the_editor_starts_from_the_first_shipped_profile_with_the_engines_numbers(page, tmp_path):
@@ -187,7 +180,8 @@ def is_stale(page) -> bool:
         const speedup = getComputedStyle(results.querySelector('[data-readout="speedup"]')).color;
         const bar = getComputedStyle(results.querySelector('.wi-fill')).backgroundColor;
         const stale = results.classList.contains('is-stale');
-        if (stale !== (speedup === muted) || stale !== (bar === muted)) throw new Error(`marked ${stale}, drawn ${speedup} ${bar}`);
+        if (stale !== (speedup === muted) || stale !== (bar === muted))
+            throw new Error(`marked ${stale}, drawn ${speedup} ${bar}`);
         return stale;
     }""")
 
@@ -368,10 +362,8 @@ def test_keyboard_alone_edits_a_cell_rebalances_moves_probability_and_hears_the_
     tab_to(page, "e.dataset.wi === 'fix'", limit=12)  # the cells below it, then the button
     assert page.evaluate("document.activeElement.textContent") == "Rebalance: take 1/4 from a"
     page.keyboard.press("Enter")
-    wait_until(
-        page,
-        f"() => document.activeElement.getAttribute('aria-label') === {json.dumps(first_cell.get_attribute('aria-label'))}",
-    )
+    label = json.dumps(first_cell.get_attribute("aria-label"))
+    wait_until(page, f"() => document.activeElement.getAttribute('aria-label') === {label}")
     assert error_text(page) == "" and not is_stale(page)
     assert current_state(page)["target"][0] == ["3/4", "1/8", "0", "1/8", "0", "0"]
     # Into the Move control: Tab until its button, choosing from and to on the way with the keyboard.
@@ -600,7 +592,8 @@ def test_a_malformed_address_throws_nothing_keeps_a_tab_selected_and_the_what_if
     open_editor(page, fragment)  # the page fixture fails the test on any uncaught error or console error
     assert error_text(page) == (sentence or "")
     if sentence:  # in view as the page opens
-        assert page.evaluate("""() => { const r = document.querySelector('#what-if [data-wi="error"]').getBoundingClientRect();
+        assert page.evaluate("""() => {
+            const r = document.querySelector('#what-if [data-wi="error"]').getBoundingClientRect();
             return r.top >= 0 && r.bottom <= innerHeight; }""")
     assert_matches_engine(page, tmp_path, shipped_state())
     # the same address followed later, on the open page
@@ -639,10 +632,8 @@ def test_the_editor_prints_the_same_decimals_as_the_pages(page, site_dir):
     open_editor(page)
     for profile in facts.profiles:
         page.select_option("#wi-profile", profile.id)
-        wait_until(
-            page,
-            f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === {json.dumps(str(profile.speedup))}",
-        )
+        exact = json.dumps(str(profile.speedup))
+        wait_until(page, f"() => document.querySelector('[data-readout=\"speedup\"]').dataset.exact === {exact}")
         shown = page.locator('#what-if [data-readout="speedup"] .wi-dec').inner_text()
         assert shown == decimals.times(profile.speedup) and f"<strong>{shown}</strong>" in pages_text
         tokens = page.locator('#what-if [data-readout="expected-tokens"] .wi-dec').inner_text()
@@ -674,7 +665,8 @@ def test_the_calculator_starts_where_use_the_editors_numbers_puts_it(page):
 
 def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page):
     """The static tables (on the appendix page) print min(p, q) and the residual as fractions; the editor, asked
-    for exact fractions, prints the same strings for the shipped drafts (and the same decimals as the rule without them)."""
+    for exact fractions, prints the same strings for the shipped drafts (and the same decimals as the rule without
+    them)."""
     open_reference(page)
     static = {
         (
@@ -694,7 +686,8 @@ def test_with_exact_fractions_on_the_editors_table_matches_the_pages_tables(page
         for position in range(1, 6):
             page.click(f'#what-if [data-position="{position - 1}"]')
             editor = page.evaluate("""() => [...document.querySelectorAll('#what-if .wi-table tbody tr')]
-                .map(tr => ['overlap', 'residual'].map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
+                .map(tr => ['overlap', 'residual']
+                    .map(name => tr.querySelector(`[data-derived="${name}"]`).innerText.trim()))""")
             assert editor == static[profile, position], (profile, position)
 
 

@@ -1,4 +1,4 @@
-// Replays the rounding rule of generator/render/decimals.py through site_src/assets/decimals.js: every
+// Replays the rounding rule of generator/decimals.py through site_src/assets/decimals.js: every
 // string must be the one Python prints. The vectors come from DECIMALS_VECTORS when
 // tests/test_decimals.py runs this file; run on its own, it asks Python for a fresh set.
 import { test } from "node:test";

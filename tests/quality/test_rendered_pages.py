@@ -52,7 +52,8 @@ WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 RUN_AXE = """async (only) => {
   const result = await axe.run(document, {runOnly: only, resultTypes: ["violations"]});
   return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary.split("\\n").slice(1).join(" ").slice(0, 300))}));
+    nodes: v.nodes.map(n => n.target.join(" ") + ": "
+      + n.failureSummary.split("\\n").slice(1).join(" ").slice(0, 300))}));
 }"""
 
 FOCUSABLE = (
@@ -63,7 +64,8 @@ FOCUSABLE = (
 # Marks every element that Tab should reach, and every one a composite widget takes out of the
 # tab order on purpose (roving tabindex), so the walk can compare what it met against both.
 MARK_TARGETS = """(selector) => {
-  const composite = "[role=tablist], [role=radiogroup], [role=toolbar], [role=listbox], [role=menu], [role=menubar], [role=grid], [role=tree]";
+  const composite = "[role=tablist], [role=radiogroup], [role=toolbar], [role=listbox], [role=menu], "
+    + "[role=menubar], [role=grid], [role=tree]";
   const shown = el => el.checkVisibility({visibilityProperty: true}) && !el.closest("[inert]");
   const out = {reach: [], roving: [], stray: []};
   let n = 0;
@@ -71,7 +73,8 @@ MARK_TARGETS = """(selector) => {
     if (!shown(el) || el.disabled) continue;
     const key = "k" + (n++);
     el.dataset.qaKey = key;
-    const name = `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""} "${(el.getAttribute("aria-label") || el.textContent || el.value || "").trim().slice(0, 40)}"`;
+    const label = (el.getAttribute("aria-label") || el.textContent || el.value || "").trim().slice(0, 40);
+    const name = `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""} "${label}"`;
     const item = {key, name, group: el.type === "radio" ? "radio:" + el.name : null};
     if (el.getAttribute("tabindex") === null || el.tabIndex >= 0) out.reach.push(item);
     else if (el.matches("a[href], button, input, select, textarea, summary, [role=tab], [role=radio], [role=option]")) {
@@ -90,7 +93,8 @@ FOCUSED = """() => {
   const outline = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 && s.outlineColor !== "rgba(0, 0, 0, 0)";
   const shadow = s.boxShadow !== "none";
   const r = el.getBoundingClientRect();
-  const group = el.type === "radio" ? "radio:" + el.name : (el.closest("[data-qa-group]") || {dataset: {}}).dataset.qaGroup || null;
+  const group = el.type === "radio" ? "radio:" + el.name
+    : (el.closest("[data-qa-group]") || {dataset: {}}).dataset.qaGroup || null;
   return {key: el.dataset.qaKey || null, group, visible: (outline || shadow) && r.width > 0 && r.height > 0,
           name: `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className}`.slice(0, 80),
           style: `outline ${s.outlineStyle} ${s.outlineWidth} ${s.outlineColor}; box-shadow ${s.boxShadow}`};
@@ -118,7 +122,8 @@ MEASURE = r"""async () => {
     figures.push({src: src.split("/").pop(), width, smallest, which, texts: svg.querySelectorAll("text").length});
   }
   let math = Infinity, glyph = "";
-  for (const m of document.querySelectorAll(".math.inline math, p math:not([display=block]), li math:not([display=block])")) {
+  const inline = ".math.inline math, p math:not([display=block]), li math:not([display=block])";
+  for (const m of document.querySelectorAll(inline)) {
     for (const el of [m, ...m.querySelectorAll("*")]) {
       if (!el.children.length && el.textContent.trim()) {
         const size = parseFloat(getComputedStyle(el).fontSize);
@@ -132,8 +137,12 @@ MEASURE = r"""async () => {
 OVERFLOW = """(limit) => {
   const out = {scrollWidth: document.documentElement.scrollWidth, wide: [], images: [], tables: []};
   const scrolls = el => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
-  const clipped = el => { for (let a = el.parentElement; a; a = a.parentElement) if (scrolls(a)) return a; return null; };
-  const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : "");
+  const clipped = el => {
+    for (let a = el.parentElement; a; a = a.parentElement) if (scrolls(a)) return a;
+    return null;
+  };
+  const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+    + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : "");
   for (const el of document.body.querySelectorAll("*")) {
     const r = el.getBoundingClientRect();
     if (r.width && r.right > limit + 0.5 && !clipped(el)) out.wide.push(`${name(el)} reaches ${Math.round(r.right)}px`);
@@ -142,30 +151,39 @@ OVERFLOW = """(limit) => {
     if (!img.checkVisibility()) continue;
     const box = img.parentElement.getBoundingClientRect();
     const r = img.getBoundingClientRect();
-    if (getComputedStyle(img).maxWidth === "none" && img.tagName !== "svg") out.images.push(`${name(img)} has no max-width`);
-    else if (r.width > box.width + 0.5 && !clipped(img)) out.images.push(`${name(img)} is ${Math.round(r.width)}px in a ${Math.round(box.width)}px box`);
+    if (getComputedStyle(img).maxWidth === "none" && img.tagName !== "svg")
+      out.images.push(`${name(img)} has no max-width`);
+    else if (r.width > box.width + 0.5 && !clipped(img))
+      out.images.push(`${name(img)} is ${Math.round(r.width)}px in a ${Math.round(box.width)}px box`);
   }
   for (const t of document.querySelectorAll("table")) {
     if (!t.checkVisibility()) continue;
     const box = scrolls(t) ? t : clipped(t);
     if (!box) out.tables.push(`${name(t)} has no scroll box of its own`);
-    else if (box.scrollWidth > box.clientWidth && box.tabIndex < 0 && !box.querySelector("a[href], button, [tabindex='0']"))
+    else if (box.scrollWidth > box.clientWidth && box.tabIndex < 0
+             && !box.querySelector("a[href], button, [tabindex='0']"))
       out.tables.push(`${name(t)} scrolls inside ${name(box)}, which the keyboard cannot reach`);
   }
   return out;
 }"""
 
 MOVING = """() => {
-  const seconds = list => Math.max(0, ...list.split(",").map(s => parseFloat(s) * (s.trim().endsWith("ms") ? 0.001 : 1)));
+  const seconds = list => Math.max(0,
+    ...list.split(",").map(s => parseFloat(s) * (s.trim().endsWith("ms") ? 0.001 : 1)));
   const out = [];
   for (const el of [document.documentElement, ...document.querySelectorAll("body, body *")]) {
     for (const pseudo of [null, "::before", "::after"]) {
       const s = getComputedStyle(el, pseudo);
-      const what = el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (typeof el.className === "string" && el.className ? "." + el.className.trim().replace(/\\s+/g, ".") : "") + (pseudo || "");
-      if (s.animationName !== "none" && seconds(s.animationDuration) > 0) out.push(`${what}: animation ${s.animationName} ${s.animationDuration}`);
-      if (s.transitionProperty !== "none" && seconds(s.transitionDuration) > 0) out.push(`${what}: transition ${s.transitionProperty} ${s.transitionDuration}`);
+      const classes = typeof el.className === "string" && el.className
+        ? "." + el.className.trim().replace(/\\s+/g, ".") : "";
+      const what = el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + classes + (pseudo || "");
+      if (s.animationName !== "none" && seconds(s.animationDuration) > 0)
+        out.push(`${what}: animation ${s.animationName} ${s.animationDuration}`);
+      if (s.transitionProperty !== "none" && seconds(s.transitionDuration) > 0)
+        out.push(`${what}: transition ${s.transitionProperty} ${s.transitionDuration}`);
     }
-    if (getComputedStyle(el).scrollBehavior === "smooth") out.push(`${el.tagName.toLowerCase()}: scroll-behavior smooth`);
+    if (getComputedStyle(el).scrollBehavior === "smooth")
+      out.push(`${el.tagName.toLowerCase()}: scroll-behavior smooth`);
   }
   return out;
 }"""
