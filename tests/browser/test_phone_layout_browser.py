@@ -17,7 +17,8 @@ SIDEWAYS = """() => [...document.querySelectorAll('main *')].filter((e) => {
   const style = getComputedStyle(e);
   if (!['auto', 'scroll'].includes(style.overflowX) || e.closest('pre, code')) return false;
   return e.getClientRects().length > 0 && e.scrollWidth > e.clientWidth + 1;
-}).map((e) => `${e.className || e.tagName} "${e.getAttribute('aria-label') || ''}" ${e.scrollWidth} > ${e.clientWidth}`)"""
+}).map((e) => `${e.className || e.tagName} "${e.getAttribute('aria-label') || ''}" `
+  + `${e.scrollWidth} > ${e.clientWidth}`)"""
 
 
 @pytest.fixture(scope="module")
