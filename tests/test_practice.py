@@ -270,3 +270,17 @@ def test_both_figures_are_shown_with_alt_text_and_a_caption(site_dir, page):
 def test_the_page_stays_within_its_reading_budget(site_dir):
     words = visible_words((site_dir / "practice.html").read_text(encoding="utf-8"))
     assert 300 < words <= BUDGET, words
+
+
+def test_the_quoted_data_is_published_and_the_page_links_it_and_names_it_in_the_footer(site_dir):
+    """The sourced file is published beside the profiles; on this page the data links and the footer say the
+    quoted numbers come from it (the other pages keep the toy-data sentence)."""
+    assert (site_dir / "data" / "practice.yaml").read_bytes() == DATA.read_bytes()
+    html = (site_dir / "practice.html").read_text(encoding="utf-8")
+    links = re.search(r'<p class="data-links">(.*?)</p>', html, re.S).group(1)
+    footer = re.search(r'<footer class="site-footer">\s*<p>(.*?)</p>', html, re.S).group(1)
+    for words in (links, footer):
+        assert 'href="data/practice.yaml"' in words, words
+    assert "quoted numbers" in footer and "Every number on these pages" not in footer
+    other = (site_dir / "speedup.html").read_text(encoding="utf-8")
+    assert "data/practice.yaml" not in other and "Every number on these pages" in other
