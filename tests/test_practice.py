@@ -92,20 +92,46 @@ def test_the_shipped_data_file_loads_with_every_number_exact_as_printed():
     assert [q.text for q in sweep.drafts[1]["acceptance_length"]][:2] == ["2.10", "2.29"]  # a trailing zero kept
 
 
-def test_a_broken_data_file_stops_the_build_with_one_line_and_status_2(project):
-    path = project / "data" / "practice.yaml"
-    path.write_text(path.read_text().replace("plain_tpot_ms: 7.07", "plain_tpot_ms: seven"), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "generator", "build", "--out", str(project / "build")],
+def generator(project, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *argv],
         cwd=project,
         capture_output=True,
         text=True,
         check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+
+
+def test_a_broken_data_file_stops_the_build_with_one_line_and_status_2(project):
+    path = project / "data" / "practice.yaml"
+    path.write_text(path.read_text().replace("plain_tpot_ms: 7.07", "plain_tpot_ms: seven"), encoding="utf-8")
+    done = generator(project, "build", "--out", str(project / "build"))
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and lines[0].startswith("error: ") and "practice.yaml: k_sweep.plain_tpot_ms:" in lines[0]
+
+
+def test_validate_checks_the_data_file_and_refuses_it_with_the_builds_one_line(project):
+    """`validate` passes the shipped file (the control), then refuses a broken one exactly as the build does."""
+    done = generator(project, "validate")
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert "data/practice.yaml: ok" in done.stdout, done.stdout
+    path = project / "data" / "practice.yaml"
+    path.write_text(path.read_text().replace("accepted: 167", "accepted: 9999"), encoding="utf-8")
+    checked, built = generator(project, "validate"), generator(project, "build", "--out", str(project / "build"))
+    assert (checked.returncode, built.returncode) == (2, 2), checked.stderr
+    assert checked.stderr == built.stderr, (checked.stderr, built.stderr)
+    lines = checked.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: data/practice.yaml: log.accepted: must lie between 0")
+
+
+def test_validate_leaves_out_the_data_file_when_the_project_has_none(project):
+    (project / "data" / "practice.yaml").unlink()
+    config = project / "data" / "site.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  - practice\n", ""), encoding="utf-8")
+    done = generator(project, "validate")
+    assert done.returncode == 0 and "practice.yaml" not in done.stdout + done.stderr, done.stderr
 
 
 # --- what the engine computes --------------------------------------------------------------------
@@ -270,3 +296,17 @@ def test_both_figures_are_shown_with_alt_text_and_a_caption(site_dir, page):
 def test_the_page_stays_within_its_reading_budget(site_dir):
     words = visible_words((site_dir / "practice.html").read_text(encoding="utf-8"))
     assert 300 < words <= BUDGET, words
+
+
+def test_the_quoted_data_is_published_and_the_page_links_it_and_names_it_in_the_footer(site_dir):
+    """The sourced file is published beside the profiles; on this page the data links and the footer say the
+    quoted numbers come from it (the other pages keep the toy-data sentence)."""
+    assert (site_dir / "data" / "practice.yaml").read_bytes() == DATA.read_bytes()
+    html = (site_dir / "practice.html").read_text(encoding="utf-8")
+    links = re.search(r'<p class="data-links">(.*?)</p>', html, re.S).group(1)
+    footer = re.search(r'<footer class="site-footer">\s*<p>(.*?)</p>', html, re.S).group(1)
+    for words in (links, footer):
+        assert 'href="data/practice.yaml"' in words, words
+    assert "quoted numbers" in footer and "Every number on these pages" not in footer
+    other = (site_dir / "speedup.html").read_text(encoding="utf-8")
+    assert "data/practice.yaml" not in other and "Every number on these pages" in other

@@ -208,12 +208,14 @@ def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sit
         if m:
             linked.add(page)
             hrefs = re.findall(r'href="([^"]+)"', m.group(1))
-            assert hrefs == ["numbers.json", "numbers.csv", "data/profiles.v1.json"]
+            quoted = ["data/practice.yaml"] if page == "practice.html" else []  # the page that quotes engines
+            assert hrefs == ["numbers.json", "numbers.csv", *quoted, "data/profiles.v1.json"]
     sources = {
         f"{p.stem}.html" for p in (root / "site_src" / "pages").glob("*.md") if "{{" in p.read_text(encoding="utf-8")
     }
     assert linked == sources and linked  # every page whose numbers come from the build, and only those
-    assert (plain / "data" / "profiles.v1.json").read_bytes() == (root / "data" / "profiles.v1.json").read_bytes()
+    for name in ("profiles.v1.json", "practice.yaml"):
+        assert (plain / "data" / name).read_bytes() == (root / "data" / name).read_bytes()
     numbers = json.loads((plain / "numbers.json").read_text(encoding="utf-8"))["profiles"]
     rows = list(csv.DictReader(io.StringIO((plain / "numbers.csv").read_text(encoding="utf-8"))))
     assert [r["profile"] for r in rows] == [n["id"] for n in numbers]

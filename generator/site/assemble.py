@@ -50,10 +50,16 @@ def manifest(figures: dict[str, tuple]) -> bytes:
 
 
 def data_files(
-    config: SiteConfig, figures: dict[str, tuple], numbers: list, card: bytes, playground: dict | None
+    config: SiteConfig,
+    figures: dict[str, tuple],
+    numbers: list,
+    card: bytes,
+    playground: dict | None,
+    practice: Path | None = None,
 ) -> dict[str, bytes]:
-    """The output files no page or template makes: figures, the manifest, the numbers, the data, the card and
-    the playground's models and corpora."""
+    """The output files no page or template makes: figures, the manifest, the numbers, the data (the profiles
+    and, when the site quotes engines, `practice`, the sourced file the quotes come from), the card and the
+    playground's models and corpora."""
     from .publish import CARD_FILE, numbers_csv
 
     files: dict[str, bytes] = {}
@@ -76,6 +82,8 @@ def data_files(
     files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
     files["numbers.csv"] = numbers_csv(numbers)
     files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
+    if practice is not None:
+        files[f"data/{practice.name}"] = practice.read_bytes()
     files[CARD_FILE] = card
     return files
 
@@ -95,7 +103,9 @@ def csp_sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(str(text).encode("utf-8")).digest()).decode("ascii")
 
 
-def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info) -> dict:
+def page_variables(
+    config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info, practice=None
+) -> dict:
     """What every page, widget and the 404 page are rendered with."""
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
@@ -119,7 +129,12 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
         "figure_functions": {ref.name: ref.function for ref in plan},
         "figure_modules": {ref.name: ref.module for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
-        "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
+        "data_files": {
+            "json": "numbers.json",
+            "csv": "numbers.csv",
+            "profiles": f"data/{Path(config.profiles).name}",
+            "practice": f"data/{practice.name}" if practice is not None else None,
+        },
         "what_if": what_if,
         "what_if_json": json_for_script(what_if),
         "playground": None,

@@ -66,8 +66,9 @@ def build(
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
-    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground))
-    variables = report.timed("pages", lambda: page_variables(config, facts, figures, playground, info))
+    quoted = Path(practice.path) if practice is not None else None  # published beside the profiles
+    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground, quoted))
+    variables = report.timed("pages", lambda: page_variables(config, facts, figures, playground, info, quoted))
     pages = report.timed("pages", lambda: render_pages(root, config, info, variables, files))
     report.pages, report.figures = pages, len(figures)
     report.timed("write", lambda: write_atomically(files, target))
