@@ -185,6 +185,7 @@
     const key = root.querySelector(".stepper-key");
     const status = root.querySelector("[data-stepper-status]");
     const select = root.querySelector("[data-round-select]");
+    const note = root.querySelector("[data-rounds-note]");
     const profileButtons = Array.from(root.querySelectorAll("button[data-profile]"));
     const action = (name) => root.querySelector('[data-action="' + name + '"]');
     const prev = action("prev");
@@ -206,7 +207,8 @@
 
     function fillRounds() {
       const { profile } = current();
-      select.replaceChildren(...profile.rounds.map((r, i) => new Option(r.label, String(i))));
+      select.replaceChildren(...profile.rounds.map((r, i) => new Option(r.choice, String(i))));
+      if (note) note.textContent = profile.note;
       select.value = String(state.r);
     }
 
