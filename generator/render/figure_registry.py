@@ -138,7 +138,10 @@ def _timeline(facts: Facts) -> dict:
         verify_step=facts.verify_step,
         round_cost=facts.round_cost,
         k=facts.k,
-        lanes=[(p.name, p.expected_tokens) for p in facts.profiles],
+        lanes=[
+            (p.name, p.expected_tokens, [(r.accepted, r.bonus is not None) for r in p.stream_rounds])
+            for p in facts.profiles
+        ],
     )
 
 
