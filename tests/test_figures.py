@@ -608,7 +608,7 @@ def test_the_timeline_shows_what_each_sampled_round_commits_over_the_same_time()
     # one mark per tile, and one more in the key
     assert marks(fig.svg) == {"\u2713": accepted + 1, "\u21bb": replaced + 1, "+": bonus + 1, "\u2013": dropped + 1}
     assert "sampled" in fig.caption and "not chosen" in fig.caption
-    assert "a draft 3.92 a round, 15.70 in 4 (these 4 committed 16)" in fig.caption
+    assert "3.92 tokens with a draft (15.70 in 4; these committed 16)" in fig.caption
     assert "round 3, the first replaced, 4 dropped (1 token)" in fig.alt
     assert "round 4, all 5 accepted and the bonus drawn (6 tokens)" in fig.alt
 
@@ -637,7 +637,7 @@ def test_the_timeline_refuses_fewer_sampled_rounds_than_it_shows():
 
 def test_a_round_cost_that_never_meets_a_whole_pass_gives_four_rounds_and_part_of_a_pass():
     fig = figures.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3), ALIGNED_STREAM)])
-    assert "The same 37/5 target passes" in fig.caption and "the first 4 each draft sampled" in fig.caption
+    assert "The same 37/5 target passes" in fig.caption and "the first 4 rounds each draft sampled" in fig.caption
     assert "Plain decoding: 7.40 tokens" in all_text(fig.svg)
 
 
@@ -655,6 +655,14 @@ def test_the_site_timeline_shows_each_drafts_stream_in_the_order_it_was_sampled(
     fig = job.draw(**job.kwargs)
     seen = marks(fig.svg)
     assert all(seen[m] > 1 for m in seen), seen  # every kind of tile shows in the site's figure
+
+
+def test_the_figure_credit_names_the_file_that_draws_it():
+    from support import built_site
+
+    html = (built_site() / "index.html").read_text(encoding="utf-8")
+    assert "<code>timeline()</code> in <code>generator/render/figure_timeline.py</code>" in html
+    assert (ROOT / "generator/render/figure_timeline.py").read_text(encoding="utf-8").count("def timeline(") == 1
 
 
 def test_no_figure_writes_a_lower_case_k_for_the_draft_length(facts):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..digest import digest
@@ -29,6 +30,15 @@ class FigureSpec:
     function: str  # the drawing function in figures.py, by name: planning a figure never imports the drawing code
     each: str  # "site", "profile" or "speedup"
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
+
+
+# Drawing functions kept in a module of their own (figures.py imports them, so draw() finds every one there).
+OWN_MODULES = MappingProxyType({"timeline": "generator/render/figure_timeline.py"})
+
+
+def source_file(function: str) -> str:
+    """The file that holds a drawing function, as the page's figure credit names it (read without importing it)."""
+    return OWN_MODULES.get(function, "generator/render/figures.py")
 
 
 def drawing_function(name: str) -> Callable[..., figures.Figure]:

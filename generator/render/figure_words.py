@@ -326,14 +326,14 @@ def timeline_words(rounds, k, plain, draft_step, lanes, span, passes) -> tuple[s
         f"for a proposal dropped unchecked, a plus for the bonus. {per_lane}."
     )
     caption = (
-        f"The same {span_text} target passes, three ways. Plain decoding commits one token per pass: "
-        f"{exact(plain)}. A round costs {exact(passes)} passes ({k} draft steps at {exact(draft_step)} each, "
-        f"dotted, then one pass that checks them all); the tiles under it say what became of each position. "
-        f"The rounds are {'the first' if rounds == 1 else f'the first {rounds}'} each draft sampled, not chosen; what a draft commits on average is "
-        "its expected tokens per round: "
+        f"The same {span_text} target passes, three ways. Plain decoding commits one token a pass: {exact(plain)}. "
+        f"A draft's round costs {exact(passes)} passes ({k} dotted draft steps at {exact(draft_step)}, then one "
+        "checking pass), and the tiles under it show what became of each position. "
+        + (f"These are the first {rounds} rounds" if rounds > 1 else "This is the first round")
+        + " each draft sampled, not chosen ones. On average a round commits "
         + "; ".join(
-            f"{lower_first(label)} {decimal(expected)} a round, {decimal(rounds * expected)} in {rounds} "
-            f"(these {rounds} committed {committed})"
+            f"{decimal(expected)} tokens with {lower_first(label)} ({decimal(rounds * expected)} in {rounds}; "
+            f"{'these' if rounds > 1 else 'this'} committed {committed})"
             for label, expected, _, committed in lanes
         )
         + "."

@@ -96,6 +96,7 @@ def csp_sha256(text: str) -> str:
 
 def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info) -> dict:
     """What every page, widget and the 404 page are rendered with."""
+    from ..render.figure_registry import source_file
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
     from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
@@ -116,6 +117,7 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
         "build_info": info,
         "bibtex": bibtex(info, config.title, config.author),
         "figure_functions": {ref.name: ref.function for ref in plan},
+        "figure_sources": {ref.name: source_file(ref.function) for ref in plan},
         "card": {"file": CARD_FILE, "width": CARD_SIZE[0], "height": CARD_SIZE[1]},
         "data_files": {"json": "numbers.json", "csv": "numbers.csv", "profiles": f"data/{Path(config.profiles).name}"},
         "what_if": what_if,
