@@ -106,8 +106,10 @@ def test_the_round_list_says_which_rounds_are_sampled_and_how_many_there_are(vie
     for p, offered in zip(stepper_profiles(view), data["profiles"]):
         n = len(p.rounds)
         choices = [r["choice"] for r in offered["rounds"]]
-        assert choices[0] == f"Round 1 of {n}: the worked round"
-        assert all(c.startswith(f"Round {i} of {n}: sampled") for i, c in enumerate(choices[1:], start=2))
+        assert choices[0] == f"1 of {n}: worked round"
+        assert all(c.startswith(f"{i} of {n}: sampled") for i, c in enumerate(choices[1:], start=2))
+        by_id = dict(zip((r["id"] for r in offered["rounds"]), choices))
+        assert by_id["draw-accepted"].endswith("draw keeps") and by_id["draw-rejected"].endswith("draw rejects")
         assert offered["note"] == p.rounds_note and f"steps through {n} rounds" in p.rounds_note
     options = re.findall(r"<option [^>]*>([^<]+)</option>", raw)
     assert options == [r["choice"] for r in data["profiles"][0]["rounds"]]

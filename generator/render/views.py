@@ -361,12 +361,12 @@ def offered_rounds(p: ProfileView) -> tuple[RoundView, ...]:
 
 
 def round_choice(r: RoundView, number: int, total: int) -> str:
-    """A round as the stepper's list names it: which of how many, and whether the draft sampled it."""
+    """A round as the stepper's list names it (after its label, "Round"): which of how many, and whether the draft
+    sampled it, short enough for a phone: "1 of 6: worked round", "2 of 6: sampled, draw keeps"."""
     if r.id == "authored":
-        return f"Round {number} of {total}: the worked round"
-    return f"Round {number} of {total}: sampled" + (
-        f", {r.label[:1].lower()}{r.label[1:]}" if r.id.startswith("draw-") else ""
-    )
+        return f"{number} of {total}: worked round"
+    how = {"draw-accepted": ", draw keeps", "draw-rejected": ", draw rejects"}.get(r.id, "")
+    return f"{number} of {total}: sampled{how}"
 
 
 @dataclass(frozen=True)

@@ -133,14 +133,14 @@ def test_switching_profile_and_round_shows_that_rounds_first_frame(page, origin)
     page.click("[data-action='another']")
     expect_frame(page, "divergent", "draw-accepted", 1, frames_in(page, "divergent", "draw-accepted"))
     assert page.input_value("[data-round-select]") == "1"
-    page.select_option("[data-round-select]", label="Round 6 of 6: sampled")
+    page.select_option("[data-round-select]", label="6 of 6: sampled")
     expect_frame(page, "divergent", "sampled-3", 1, frames_in(page, "divergent", "sampled-3"))
     labels = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
     assert labels[:4] == [
-        "Round 1 of 6: the worked round",
-        "Round 2 of 6: sampled, kept by the draw",
-        "Round 3 of 6: sampled, rejected by the draw",
-        "Round 4 of 6: sampled",
+        "1 of 6: worked round",
+        "2 of 6: sampled, draw keeps",
+        "3 of 6: sampled, draw rejects",
+        "4 of 6: sampled",
     ]
 
 

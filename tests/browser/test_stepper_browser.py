@@ -118,7 +118,7 @@ def test_with_no_hash_the_first_two_nexts_stay_in_the_first_drafts_worked_round_
     assert fragment(phone) == ""
     assert shown(phone) == [f"frame-{first}-authored-1"]
     assert phone.input_value("[data-round-select]") == "0"
-    assert phone.inner_text("[data-round-select] option:checked").endswith("the worked round")
+    assert phone.inner_text("[data-round-select] option:checked").endswith("worked round")
     lines = []
     for n in (2, 3):
         phone.click("[data-action='next']")
@@ -148,8 +148,8 @@ def test_another_round_says_which_of_how_many_it_shows(phone):
     for _ in range(count):
         phone.click("[data-action='another']")
         seen.append(phone.inner_text("[data-round-select] option:checked"))
-    assert seen[-1].startswith(f"Round 1 of {count}: the worked round")  # it cycles through a fixed set
-    assert all(re.match(rf"Round {i} of {count}: sampled", t) for i, t in enumerate(seen[:-1], start=2)), seen
+    assert seen[-1] == f"1 of {count}: worked round"  # it cycles through a fixed set
+    assert all(re.match(rf"{i} of {count}: sampled", t) for i, t in enumerate(seen[:-1], start=2)), seen
 
 
 def test_the_page_stays_under_2000_elements_while_stepping(phone):
@@ -182,7 +182,7 @@ def test_stepping_puts_the_frame_in_the_address_and_the_back_button_steps_back(p
     assert fragment(page) == ""
     page.click("button[data-profile='divergent']")
     page.select_option("[data-round-select]", index=0)
-    assert page.inner_text("[data-round-select] option:checked").endswith("the worked round")
+    assert page.inner_text("[data-round-select] option:checked").endswith("worked round")
     first = shown(page)[0]
     assert fragment(page) == f"#{first}"
     visited = [first]
@@ -232,7 +232,7 @@ def view_counts():
 def test_every_check_frame_draws_p_and_q_for_every_token(page, profile):
     page.click(f"button[data-profile='{profile}']")
     page.select_option("[data-round-select]", index=0)
-    assert page.inner_text("[data-round-select] option:checked").endswith("the worked round")
+    assert page.inner_text("[data-round-select] option:checked").endswith("worked round")
     tokens = None
     while True:
         (frame,) = shown(page)
@@ -252,11 +252,11 @@ def test_every_check_frame_draws_p_and_q_for_every_token(page, profile):
 
 
 @pytest.mark.parametrize("profile", ["aligned", "divergent"])
-@pytest.mark.parametrize("label,verdict", [("Kept by the draw", "accepted"), ("Rejected by the draw", "rejected")])
+@pytest.mark.parametrize("label,verdict", [("draw keeps", "accepted"), ("draw rejects", "rejected")])
 def test_a_round_decided_by_a_draw_can_be_chosen_by_name(page, profile, label, verdict):
     page.click(f"button[data-profile='{profile}']")
     texts = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
-    page.select_option("[data-round-select]", label=next(t for t in texts if t.endswith(label.lower())))
+    page.select_option("[data-round-select]", label=next(t for t in texts if t.endswith(label)))
     round_id = f"draw-{verdict}"
     assert shown(page) == [f"frame-{profile}-{round_id}-1"]
     assert fragment(page) == f"#frame-{profile}-{round_id}-1"
