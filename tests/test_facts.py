@@ -41,8 +41,34 @@ def test_every_profile_view_carries_the_engine_numbers(ctx):
         assert sum(prob for _, prob in p.round_lengths) == 1
 
 
-def test_the_authored_rounds_have_eight_and_five_frames_and_the_closed_form_agrees(ctx):
-    assert ctx.profile("aligned").frame_count == 8 and ctx.profile("aligned").frame_count_bounds == (8, 8)
+class Always:
+    """Uniform draws that are all the same number: 0 keeps every check left to chance, 1 - 2^-53 rejects it."""
+
+    def __init__(self, u: float):
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+def test_the_authored_rounds_frame_counts_and_the_closed_form_agree_with_the_engine(ctx):
+    """The aligned worked round leaves position 2 to a draw: 8 frames when it keeps it (the site's seed does), 4 when
+    it rejects it; the divergent one is certain throughout (5). Both bounds come from running the engine with every
+    draw keeping and every draw rejecting."""
+    from generator.model.engine import run_round
+    from generator.model.requirements import authored_rounds
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    profiles = load_profiles(config.profiles_path())
+    rounds = authored_rounds(profiles, config.seeds.authored_round)
+    for d, r in zip(profiles.drafts, rounds):
+        p = ctx.profile(d.id)
+        assert p.frame_count == len(r.frames)
+        counts = [
+            len(run_round(profiles.target, d.distributions, Always(u), d.proposals).frames) for u in (0, 1 - 2**-53)
+        ]
+        assert p.frame_count_bounds == (min(counts), max(counts)), d.id
+    assert ctx.profile("aligned").frame_count == 8 and ctx.profile("aligned").frame_count_bounds == (4, 8)
     assert ctx.profile("divergent").frame_count == 5 and ctx.profile("divergent").frame_count_bounds == (5, 5)
 
 
@@ -178,7 +204,8 @@ LAYERS = {  # module -> the generator modules it may import
     "palette": set(),
     "figure_words": {"decimals"},  # the words of alt texts and captions, their decimals by the pages' rule
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
-    "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
+    "figures": {"chart", "decimals", "figure_timeline", "figure_words", "palette"},  # the charts, on chart.py's canvas
+    "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figure_registry": {"digest", "facts", "figures"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
@@ -245,7 +272,9 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
     assert {j.ref.key for j in jobs} == {spec.key for spec in figure_registry.REGISTRY}
     for job in jobs:
         draw = figure_registry.drawing_function(job.ref.function)
-        assert inspect.isfunction(draw) and draw.__module__ == figures.__name__, job.ref.function
+        assert inspect.isfunction(draw) and getattr(figures, job.ref.function) is draw, job.ref.function
+        where = figure_registry.source_file(job.ref.function)  # the file the page's credit names
+        assert where == draw.__module__.replace(".", "/") + ".py", (job.ref.function, where)
         inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
 
 

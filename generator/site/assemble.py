@@ -19,6 +19,7 @@ from .cache import PACKAGE
 
 DRAWING_CODE = (
     "figures.py",
+    "figure_timeline.py",
     "chart.py",
     "decimals.py",
     "figure_words.py",
