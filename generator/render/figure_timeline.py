@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from types import MappingProxyType
 
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullLocator
@@ -21,22 +22,34 @@ from .figure_words import Number, decimal, exact, timeline_words
 from .palette import ACCEPTED, CARD, DRAFT, INK, MUTED, ON_LIGHT, RESIDUAL, TARGET
 
 # What became of one position of a round, as a tile: (mark, tile style, mark colour). The key spells each out.
-TILES = {
-    "accepted": ("\u2713", {"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.8}, CARD),
-    "replacement": ("\u21bb", {"facecolor": RESIDUAL, "edgecolor": ON_LIGHT, "linewidth": 0.8}, ON_LIGHT),
-    "bonus": ("+", {"facecolor": CARD, "edgecolor": TARGET, "linewidth": 1.6}, INK),
-    "dropped": (
-        "\u2013",
-        {"facecolor": "none", "edgecolor": MUTED, "linewidth": 0.8, "linestyle": (0, (2, 1.5))},
-        MUTED,
-    ),
-}
-KEY = {
-    "accepted": "\u2713 accepted",
-    "replacement": "\u21bb replacement",
-    "bonus": "+ bonus",
-    "dropped": "\u2013 dropped, unchecked",
-}
+TILES = MappingProxyType(
+    {
+        "accepted": (
+            "\u2713",
+            MappingProxyType({"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.8}),
+            CARD,
+        ),
+        "replacement": (
+            "\u21bb",
+            MappingProxyType({"facecolor": RESIDUAL, "edgecolor": ON_LIGHT, "linewidth": 0.8}),
+            ON_LIGHT,
+        ),
+        "bonus": ("+", MappingProxyType({"facecolor": CARD, "edgecolor": TARGET, "linewidth": 1.6}), INK),
+        "dropped": (
+            "\u2013",
+            MappingProxyType({"facecolor": "none", "edgecolor": MUTED, "linewidth": 0.8, "linestyle": (0, (2, 1.5))}),
+            MUTED,
+        ),
+    }
+)
+KEY = MappingProxyType(
+    {
+        "accepted": "\u2713 accepted",
+        "replacement": "\u21bb replacement",
+        "bonus": "+ bonus",
+        "dropped": "\u2013 dropped, unchecked",
+    }
+)
 
 
 def plural(n: int, noun: str) -> str:
