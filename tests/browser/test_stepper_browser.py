@@ -324,3 +324,22 @@ def test_nothing_moves_when_the_script_takes_over(browser, origin, viewport):
     assert pg.eval_on_selector("[data-stepper-stage] .frame", READ_FRAME) == drawn
     assert pg.eval_on_selector_all("[data-round-select] option", read_options) == options
     context.close()
+
+
+def test_each_thing_to_notice_link_opens_the_frame_it_names(page):
+    """With the script, following a "things to notice" link draws that frame in the stepper; the dropped
+    proposals' link lands on the frame that prints the Dropped verdict."""
+    links = page.eval_on_selector_all(
+        "#four-things-to-notice ~ ul a[href^='#frame-']", "as => as.map(a => a.getAttribute('href'))"
+    )
+    assert len(links) == 4, links
+    for i, href in enumerate(links):
+        page.click(f"#four-things-to-notice ~ ul a[href='{href}']")
+        page.wait_for_function(
+            "id => document.querySelector('.stepper-stage .frame.is-current')?.id === id", arg=href[1:]
+        )
+        assert shown(page) == [href[1:]]
+        if i == 2:
+            assert page.locator(f"{href} [data-verdict='dropped']").count() == 1
+        if i == 3:
+            assert page.locator(f"{href} [data-verdict='replacement']").count() == 1
