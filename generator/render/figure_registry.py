@@ -6,7 +6,8 @@ panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figure
 `panel.figures[key]`), never by spelling its name, and `check` fails on a figure drawn and never
 shown or shown and never drawn.
 
-Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page.
+Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page. A function in a
+module of its own (figure_timeline.py) is imported into figures.py and named in OWN_MODULES.
 """
 
 from __future__ import annotations
