@@ -129,8 +129,8 @@
       chipRow(f.chips, f.kind === "verify" ? f.pos : null));
     const at = f.pos ? profile.positions[f.pos - 1] : null;
     if (f.kind === "propose") {
-      el.append(h("p", null, "The draft samples one token for each of the " + round.proposals.length +
-        " positions before any is checked. The target checks them in order, in one pass."));
+      el.append(h("p", null, "The draft samples all " + round.proposals.length +
+        " proposals before any is checked. The target checks them in order, in one pass."));
     } else if (f.kind === "verify") {
       el.append(pqTable(tokens, at, f), h("p", { class: "evidence" }, f.evidence));
       if (f.u !== null) el.append(...uLine(f));
