@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generator.model.config import load_config
 from generator.model.engine import (
     ACCEPTED,
     DROPPED,
@@ -73,14 +74,22 @@ def test_draw_never_returns_a_zero_probability_token():
         assert row[draw(row, u)] > 0
 
 
-def test_the_aligned_authored_round_accepts_all_five_and_earns_the_bonus_in_eight_frames():
+def test_the_aligned_authored_round_leaves_position_two_to_the_draw_which_keeps_it_then_earns_the_bonus():
+    """Under the site's seed: position 2 proposes a token the draft overrates (accept probability 1/2), so a uniform
+    draw decides it within the round's first three frames (the stepper opens here); the draw keeps it, every other
+    check is certain, and the round earns the bonus in eight frames. Seed 0 draws u >= 1/2 and rejects there."""
     p = load_profiles(PROFILES)
     d = p.draft("aligned")
-    r = run_round(p.target, d.distributions, np.random.default_rng(0), d.proposals)
+    seed = load_config(PROFILES.parent / "site.yaml").seeds.authored_round
+    r = run_round(p.target, d.distributions, np.random.default_rng(seed), d.proposals)
     assert [f.kind for f in r.frames] == ["propose"] + ["verify"] * 5 + ["bonus", "done"]
     assert r.accepted == 5 and r.bonus is not None
     assert r.committed[:5] == d.proposals
-    assert all(f.u is None for f in r.frames if f.kind == "verify")
+    drawn = [f for f in r.frames if f.kind == "verify" and f.u is not None]
+    assert [(f.position, f.accept_probability) for f in drawn] == [(2, F(1, 2))]
+    assert r.frames.index(drawn[0]) + 1 <= 3 and drawn[0].u < F(1, 2)
+    other = run_round(p.target, d.distributions, np.random.default_rng(0), d.proposals)
+    assert other.frames[2].verdict == REJECTED and other.frames[2].u >= F(1, 2)  # the control: the draw decides
 
 
 def test_the_divergent_authored_round_rejects_position_three_and_drops_four_and_five_in_five_frames():

@@ -43,8 +43,34 @@ def test_every_profile_view_carries_the_engine_numbers(ctx):
         assert sum(prob for _, prob in p.round_lengths) == 1
 
 
-def test_the_authored_rounds_have_eight_and_five_frames_and_the_closed_form_agrees(ctx):
-    assert ctx.profile("aligned").frame_count == 8 and ctx.profile("aligned").frame_count_bounds == (8, 8)
+class Always:
+    """Uniform draws that are all the same number: 0 keeps every check left to chance, 1 - 2^-53 rejects it."""
+
+    def __init__(self, u: float):
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+def test_the_authored_rounds_frame_counts_and_the_closed_form_agree_with_the_engine(ctx):
+    """The aligned worked round leaves position 2 to a draw: 8 frames when it keeps it (the site's seed does), 4 when
+    it rejects it; the divergent one is certain throughout (5). Both bounds come from running the engine with every
+    draw keeping and every draw rejecting."""
+    from generator.model.engine import run_round
+    from generator.model.requirements import authored_rounds
+
+    config = load_config(ROOT / "data" / "site.yaml")
+    profiles = load_profiles(config.profiles_path())
+    rounds = authored_rounds(profiles, config.seeds.authored_round)
+    for d, r in zip(profiles.drafts, rounds):
+        p = ctx.profile(d.id)
+        assert p.frame_count == len(r.frames)
+        counts = [
+            len(run_round(profiles.target, d.distributions, Always(u), d.proposals).frames) for u in (0, 1 - 2**-53)
+        ]
+        assert p.frame_count_bounds == (min(counts), max(counts)), d.id
+    assert ctx.profile("aligned").frame_count == 8 and ctx.profile("aligned").frame_count_bounds == (4, 8)
     assert ctx.profile("divergent").frame_count == 5 and ctx.profile("divergent").frame_count_bounds == (5, 5)
 
 
@@ -194,6 +220,7 @@ LAYERS = {  # module -> the generator modules it may import
     "figure_words": {"decimals"},  # the words of alt texts and captions, their decimals by the pages' rule
     "chart": {"palette"},  # matplotlib: the canvas, the style, the collision check and the SVG
     "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
+    "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
     "figure_registry": {"digest", "facts", "figures", "practice"},
     "report": {"errors"},  # what a build reports; a failure as one line

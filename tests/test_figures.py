@@ -553,23 +553,100 @@ def test_three_times_the_authored_size_still_gives_legible_figures_without_colli
 # --- the opening timeline and the picture of exactness ------------------------------------------
 
 
-def test_the_timeline_compares_the_same_time_with_expected_tokens():
-    """Two rounds of 3/2 passes fill 3 passes: plain decoding's 3 tokens against 2 E[N] for each draft, said as
-    expected, never a best case."""
-    lanes = [("A draft", F(2009, 512)), ("Another", F(1343, 512))]
+ALIGNED_STREAM = [(3, False), (4, False), (0, False), (5, True)]
+DIVERGENT_STREAM = [(1, False), (3, False), (5, True), (0, False)]
+
+
+def marks(svg: str) -> dict[str, int]:
+    text = all_text(svg)
+    return {m: text.count(m) for m in ("\u2713", "\u21bb", "+", "\u2013")}
+
+
+def test_the_timeline_shows_what_each_sampled_round_commits_over_the_same_time():
+    """Four rounds of 3/2 passes fill 6 passes: plain decoding's 6 tokens against what each draft's four sampled
+    rounds committed, tile by tile (accepted, replacement, dropped, bonus, each its own mark and named in the key),
+    with the expected tokens per round stated beside the sampled count."""
+    lanes = [("A draft", F(2009, 512), ALIGNED_STREAM), ("Another", F(1343, 512), DIVERGENT_STREAM)]
     fig = figures.timeline("timeline", F(1, 10), 1, F(3, 2), 5, lanes)
     text = all_text(fig.svg)
-    assert "Plain decoding: 3 tokens" in text
-    assert "A draft: 7.85 tokens expected" in text and "Another: 5.25 tokens expected" in text
-    assert "The same 3 target passes" in fig.caption and "not the best case" in fig.caption
-    assert "a draft 7.85 (3.92 a round); another 5.25 (2.62 a round)" in fig.caption
-    assert text.count("check") == 4  # two rounds a lane
+    assert "Plain decoding: 6 tokens" in text
+    assert "A draft, 4 sampled rounds: 16 tokens" in text and "(expected 3.92 a round, 15.70 in 4)" in text
+    assert "Another, 4 sampled rounds: 13 tokens" in text and "(expected 2.62 a round, 10.49 in 4)" in text
+    assert len(re.findall(r"\bcheck\b", text)) == 8  # four rounds a lane
+    for word in ("accepted", "replacement", "bonus", "dropped"):
+        assert word in text  # the key says each in words
+    accepted = sum(a for a, _ in ALIGNED_STREAM + DIVERGENT_STREAM)
+    replaced = sum(1 for _, b in ALIGNED_STREAM + DIVERGENT_STREAM if not b)
+    dropped = sum(5 - a - 1 for a, b in ALIGNED_STREAM + DIVERGENT_STREAM if not b)
+    bonus = sum(1 for _, b in ALIGNED_STREAM + DIVERGENT_STREAM if b)
+    # one mark per tile, and one more in the key
+    assert marks(fig.svg) == {"\u2713": accepted + 1, "\u21bb": replaced + 1, "+": bonus + 1, "\u2013": dropped + 1}
+    assert "sampled" in fig.caption and "not chosen" in fig.caption
+    assert "3.92 tokens with a draft (15.70 in 4; these committed 16)" in fig.caption
+    assert "round 3, the first replaced, 4 dropped (1 token)" in fig.alt
+    assert "round 4, all 5 accepted and the bonus drawn (6 tokens)" in fig.alt
 
 
-def test_a_round_cost_that_never_meets_a_whole_pass_gives_two_rounds_and_part_of_a_pass():
-    fig = figures.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3))])
-    assert "The same 37/10 target passes" in fig.caption and "so 2 rounds fit" in fig.caption
-    assert "Plain decoding: 3.70 tokens" in all_text(fig.svg) and "A draft: 6.00 tokens expected" in all_text(fig.svg)
+def test_the_timeline_refuses_fewer_sampled_rounds_than_it_shows():
+    with pytest.raises(chart.FigureError, match="4 sampled rounds needed, 3 given"):
+        figures.draw(
+            type(
+                "Job",
+                (),
+                {
+                    "name": "timeline",
+                    "ref": type("Ref", (), {"function": "timeline"})(),
+                    "kwargs": dict(
+                        name="timeline",
+                        draft_step=F(1, 10),
+                        verify_step=1,
+                        round_cost=F(3, 2),
+                        k=5,
+                        lanes=[("A draft", F(3), ALIGNED_STREAM[:3])],
+                    ),
+                },
+            )()
+        )
+
+
+def test_a_round_cost_that_never_meets_a_whole_pass_gives_four_rounds_and_part_of_a_pass():
+    fig = figures.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3), ALIGNED_STREAM)])
+    assert "The same 37/5 target passes" in fig.caption and "the first 4 rounds each draft sampled" in fig.caption
+    assert "Plain decoding: 7.40 tokens" in all_text(fig.svg)
+
+
+def test_the_site_timeline_shows_each_drafts_stream_in_the_order_it_was_sampled(facts):
+    """The registry hands the figure the first rounds of each draft's seeded stream, the same stream the stepper's
+    sampled rounds come from, in order: none chosen for how it looks."""
+    from generator.render.figure_registry import jobs
+
+    job = next(j for j in jobs(facts) if j.name == "timeline")
+    for (name, expected, rounds), p in zip(job.kwargs["lanes"], facts.profiles):
+        assert name == p.name and expected == p.expected_tokens
+        assert rounds == [(r.accepted, r.bonus is not None) for r in p.stream_rounds]
+        shown = p.stream_rounds[: len(p.sampled_rounds) - 1]
+        assert list(shown) == list(p.sampled_rounds[: len(shown)])  # the stepper's first sampled rounds
+    fig = job.draw(**job.kwargs)
+    seen = marks(fig.svg)
+    assert all(seen[m] > 1 for m in seen), seen  # every kind of tile shows in the site's figure
+
+
+def test_the_figure_credit_names_the_file_that_draws_it():
+    from support import built_site
+
+    html = (built_site() / "index.html").read_text(encoding="utf-8")
+    assert "<code>timeline()</code> in <code>generator/render/figure_timeline.py</code>" in html
+    assert (ROOT / "generator/render/figure_timeline.py").read_text(encoding="utf-8").count("def timeline(") == 1
+
+
+def test_no_figure_writes_a_lower_case_k_for_the_draft_length(facts):
+    """The site writes K for the number of proposals; the round-length figure once wrote "k = 5"."""
+    from generator.render.figure_registry import jobs
+
+    for job in jobs(facts):
+        fig = job.draw(**job.kwargs)
+        for said in (all_text(fig.svg), fig.alt, fig.caption):
+            assert not re.search(r"\bk = \d", said), (job.name, said)
 
 
 def test_the_exactness_stacks_reach_p_for_every_token_of_the_site_data(facts):

@@ -157,6 +157,18 @@ def test_a_profiles_file_validate_calls_ok_is_one_the_build_accepts(project, mon
     assert from_build.endswith(from_validate.split("data/profiles.v1.json", 1)[1])
 
 
+def test_a_first_worked_round_with_no_draw_in_its_first_three_frames_is_refused(project, monkeypatch, capsys):
+    """The stepper opens on the first draft's worked round and promises a check decided by a draw there: with
+    the aligned draft proposing "cat" at position 2 (kept outright) every early check is certain."""
+    raw = profiles(project)
+    raw["drafts"][0]["proposals"][1] = "cat"
+    save_profiles(project, raw)
+    from_validate = refuses(project, monkeypatch, capsys, "data/profiles.v1.json: drafts[0]", "validate")
+    from_build = refuses(project, monkeypatch, capsys, "data/profiles.v1.json: drafts[0]")
+    assert "uniform draw within its first 3 frames" in from_validate
+    assert from_build.endswith(from_validate.split("data/profiles.v1.json", 1)[1])
+
+
 def test_validate_and_build_agree_on_the_shipped_profiles(project, monkeypatch, capsys):
     code, err = cli(project, monkeypatch, capsys, "validate")
     assert code == 0 and not err

@@ -25,11 +25,15 @@ def test_every_shipped_probability_is_an_eighth_and_every_row_sums_to_one():
         assert all(isinstance(x, Fraction) and (x * 8).denominator == 1 for x in row)
 
 
-def test_the_aligned_draft_only_proposes_tokens_the_target_likes_at_least_as_much():
+def test_the_aligned_draft_leaves_only_its_second_proposal_to_chance():
+    """Every aligned proposal but the second is one the target likes at least as much as the draft (kept outright);
+    the second is one the draft overrates but the target still allows, so a uniform draw decides it."""
     p = load_profiles(PROFILES)
     d = p.draft("aligned")
+    chance = [i + 1 for i, x in enumerate(d.proposals) if not p.target[i][x] >= d.distributions[i][x]]
+    assert chance == [2]
     for i, x in enumerate(d.proposals):
-        assert p.target[i][x] >= d.distributions[i][x] > 0
+        assert p.target[i][x] > 0 and d.distributions[i][x] > 0
 
 
 def test_the_divergent_draft_proposes_a_token_the_target_never_produces_at_position_three():

@@ -76,18 +76,68 @@ def test_only_the_worked_rounds_are_written_out_and_the_json_holds_every_round(v
     ]
 
 
-def test_the_first_round_offered_has_a_verdict_decided_by_a_draw_within_three_frames(view, data):
+def test_the_stepper_opens_on_the_first_drafts_worked_round_with_a_draw_within_three_frames(view, raw, data):
+    first = stepper_profiles(view)[0]
+    assert first.rounds[0] is first.authored and first.id == view.profiles[0].id
+    assert first_draw(first.authored) is not None and first_draw(first.authored) <= 3
+    frames = data["profiles"][0]["rounds"][0]["frames"]
+    assert data["profiles"][0]["rounds"][0]["id"] == "authored"
+    assert any(f["kind"] == "verify" and f["u"] for f in frames[:3])
+    # the frame the page paints before the script runs is that round's first
+    stage = raw[raw.index("data-stepper-stage") : raw.index("data-stepper-static")]
+    assert f"Frame 1 of {first.authored.frame_count}" in text(stage)
+    # without the script, the worked round's chance check is written out with its number line
+    chance = first.authored.frames[first_draw(first.authored) - 1]
+    html = frame_html(raw, chance.id)
+    assert "data-u-line" in html and f"u = {chance.u_text}" in text(html)
+
+
+def test_every_profile_offers_its_worked_round_first(view):
+    for p in stepper_profiles(view):
+        assert p.rounds[0] is p.authored, p.id
+
+
+def test_the_negative_control_the_other_worked_round_would_not_do(view):
+    """The second draft's worked round settles every check without a draw, so opening on it would fail."""
+    assert first_draw(view.profiles[1].authored) is None
+
+
+def test_the_round_list_says_which_rounds_are_sampled_and_how_many_there_are(view, raw, data):
     for p, offered in zip(stepper_profiles(view), data["profiles"]):
-        first = p.rounds[0]
-        assert first_draw(first) is not None and first_draw(first) <= 3, (p.id, first.id)
-        frames = offered["rounds"][0]["frames"]
-        assert offered["rounds"][0]["id"] == first.id
-        assert any(f["kind"] == "verify" and f["u"] for f in frames[:3]), p.id
+        n = len(p.rounds)
+        choices = [r["choice"] for r in offered["rounds"]]
+        assert choices[0] == f"1 of {n}: worked round"
+        assert all(c.startswith(f"{i} of {n}: sampled") for i, c in enumerate(choices[1:], start=2))
+        by_id = dict(zip((r["id"] for r in offered["rounds"]), choices))
+        assert by_id["draw-accepted"].endswith("draw keeps") and by_id["draw-rejected"].endswith("draw rejects")
+        assert offered["note"] == p.rounds_note and f"steps through {n} rounds" in p.rounds_note
+    options = re.findall(r"<option [^>]*>([^<]+)</option>", raw)
+    assert options == [r["choice"] for r in data["profiles"][0]["rounds"]]
+    assert text(data["profiles"][0]["note"]) in text(raw)
+    shown = text(re.sub(r"<script\b.*?</script>", " ", raw, flags=re.S))
+    assert shown.count(text(data["profiles"][0]["note"])) == 1  # said once, in the widget
+    assert f"All {len(stepper_profiles(view)[0].rounds) - 1} sampled rounds were drawn once" in text(raw)
 
 
-def test_the_negative_control_the_worked_round_would_not_do(view):
-    """The worked rounds settle every check without a draw, so opening on one would fail the rule above."""
-    assert all(first_draw(p.authored) is None for p in view.profiles)
+def test_the_page_no_longer_promises_fresh_proposals(raw):
+    assert "sample fresh proposals" not in text(raw)
+
+
+def test_each_thing_to_notice_links_to_a_frame_that_shows_it(view, raw):
+    """Outright: a certain accept; target zero: p = 0 rejected; dropped: the frame that strikes them (the round's
+    end, which prints the Dropped verdict); replacement: the frame that draws it from the residual."""
+    section = raw[raw.index('id="four-things-to-notice"') :]
+    links = re.findall(r'href="#(frame-[^"]+)"', section)
+    assert len(links) == 4, links
+    static = {f.id: f for p in view.profiles for f in p.authored.frames}
+    outright, zero, dropped, replacement = (static[i] for i in links)
+    assert outright.kind == "verify" and outright.certain and outright.verdict == "accepted"
+    assert zero.kind == "verify" and zero.p_target == 0 and zero.verdict == "rejected"
+    assert dropped.kind == "done" and dropped.dropped
+    assert 'data-verdict="dropped"' in frame_html(raw, dropped.id)
+    assert replacement.kind == "verify" and replacement.replacement is not None
+    assert 'data-verdict="replacement"' in frame_html(raw, replacement.id)
+    assert len(set(links)) >= 3  # links 2-4 once all landed on one frame
 
 
 def test_no_heading_names_a_verdict(view, raw, data):

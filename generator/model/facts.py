@@ -60,6 +60,7 @@ class ProfileFacts:
     authored_round: Round
     sampled_rounds: tuple[Round, ...]
     drawn_rounds: tuple[tuple[Verdict, Round], ...]  # (ACCEPTED or REJECTED, a round a uniform draw decided)
+    stream_rounds: tuple[Round, ...]  # the seeded stream's first rounds in order, none chosen (the opening figure)
     positions: tuple[PositionFacts, ...]
     frame_count_bounds: tuple[int, int]
     convergence: ConvergenceCase
@@ -278,10 +279,14 @@ def _drawn(r: Round, verdict: Verdict) -> bool:
     return any(f.verdict == verdict and f.u is not None for f in r.frames)
 
 
+STREAM_SHOWN = 8  # rounds of each draft's seeded stream kept in order, unchosen, for the opening figure
+
+
 def seeded_rounds(
     profiles: Profiles, draft: Draft, config: SiteConfig, index: int
-) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...]]:
-    """(sampled rounds, drawn rounds) of the draft at `index`, both from one seeded stream of rounds.
+) -> tuple[tuple[Round, ...], tuple[tuple[Verdict, Round], ...], tuple[Round, ...]]:
+    """(sampled rounds, drawn rounds, the stream's first STREAM_SHOWN rounds) of the draft at `index`, all from one
+    seeded stream of rounds.
 
     The sampled rounds are the stream's first few, the last swapped for a later one that rejects on a drawn
     test if none of them does: a reader stepping through "another round" should meet a rejection whose ratio
@@ -292,14 +297,18 @@ def seeded_rounds(
     mc = config.monte_carlo
     count = mc.sampled_rounds
     rng = np.random.default_rng(config.seeds.sampled_rounds + index)
-    stream = [run_round(profiles.target, draft.distributions, rng) for _ in range(max(count, mc.sampled_stream_rounds))]
+    stream = [
+        run_round(profiles.target, draft.distributions, rng)
+        for _ in range(max(count, mc.sampled_stream_rounds, STREAM_SHOWN))
+    ]
+    first = tuple(stream[:STREAM_SHOWN])
     sampled, later = stream[:count], stream[count:]
     kept = next((r for r in later if _drawn(r, ACCEPTED) and not _drawn(r, REJECTED)), None)
     rejected = next((r for r in later if _drawn(r, REJECTED)), None)
     if rejected is not None and not any(_drawn(r, REJECTED) for r in sampled):
         sampled[-1] = rejected
     drawn = tuple((verdict, r) for verdict, r in ((ACCEPTED, kept), (REJECTED, rejected)) if r is not None)
-    return tuple(sampled), drawn
+    return tuple(sampled), drawn, first
 
 
 def profile_facts(
@@ -312,7 +321,7 @@ def profile_facts(
 ) -> ProfileFacts:
     """A draft's facts, given its authored round (requirements.authored_rounds)."""
     n = analysis.summarize(draft.id, profiles.target, draft.distributions, profiles.cost_model)
-    sampled, drawn = seeded_rounds(profiles, draft, config, index)
+    sampled, drawn, first = seeded_rounds(profiles, draft, config, index)
     return ProfileFacts(
         id=draft.id,
         name=draft.name,
@@ -328,6 +337,7 @@ def profile_facts(
         authored_round=authored,
         sampled_rounds=sampled,
         drawn_rounds=drawn,
+        stream_rounds=first,
         positions=position_facts(profiles, draft),
         frame_count_bounds=analysis.authored_frame_count(profiles.target, draft.distributions, draft.proposals),
         convergence=convergence,

@@ -42,6 +42,14 @@ def authored_facts(frames_by_draft) -> dict[str, tuple]:
     return found
 
 
+OPENING_FRAMES = 3  # the first draft's worked round decides a check by a uniform draw within this many frames
+
+
+def first_chance_frame(frames) -> int | None:
+    """The 1-based number of the first check frame whose verdict a uniform draw decided, or None."""
+    return next((n for n, f in enumerate(frames, start=1) if f.kind == "verify" and f.u is not None), None)
+
+
 def authored_rounds(profiles: Profiles, seed: int) -> tuple[Round, ...]:
     """Each draft's authored round: its own proposals, and the draws from a Generator seeded with `seed`."""
     return tuple(
@@ -63,4 +71,11 @@ def check_rounds(profiles: Profiles, rounds: tuple[Round, ...]) -> None:
         raise DataError(
             f"{profiles.source}: drafts, field proposals: no draft's authored round shows {wanted}, which the "
             f"pages walk through; change a proposal so that one does"
+        )
+    first = first_chance_frame(rounds[0].frames)
+    if first is None or first > OPENING_FRAMES:
+        raise DataError(
+            f"{profiles.source}: drafts[0], field proposals: the stepper opens on this draft's authored round, "
+            f"which must leave a check to a uniform draw within its first {OPENING_FRAMES} frames; propose, at "
+            f"position 1 or 2, a token the draft gives more probability than the target (and the target more than 0)"
         )

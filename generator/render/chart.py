@@ -11,6 +11,7 @@ import functools
 import io
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import matplotlib
@@ -34,6 +35,16 @@ FONTS = ("DejaVu Sans", "Bitstream Vera Sans", "Liberation Sans", "Arimo", "Aria
 SERIES_HATCHES = ("", "xx", "---", "|||", "++")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SOURCE = __name__.rpartition(".")[0].replace(".", "/") + "/figures.py"  # named in a refused figure's error
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A drawn figure: its file stem (e.g. "profile-aligned"), its light SVG, its alt text and its caption."""
+
+    name: str
+    svg: str
+    alt: str
+    caption: str
 
 
 class FigureError(Exception):

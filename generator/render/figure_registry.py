@@ -6,7 +6,8 @@ panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figure
 `panel.figures[key]`), never by spelling its name, and `check` fails on a figure drawn and never
 shown or shown and never drawn.
 
-Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page.
+Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page. A function in a
+module of its own (figure_timeline.py) is named by its spec's `module`.
 """
 
 from __future__ import annotations
@@ -140,7 +141,10 @@ def _timeline(facts: Facts) -> dict:
         verify_step=facts.verify_step,
         round_cost=facts.round_cost,
         k=facts.k,
-        lanes=[(p.name, p.expected_tokens) for p in facts.profiles],
+        lanes=[
+            (p.name, p.expected_tokens, [(r.accepted, r.bonus is not None) for r in p.stream_rounds])
+            for p in facts.profiles
+        ],
     )
 
 
@@ -189,7 +193,7 @@ def _batch_speedup(facts: Facts, practice: PracticeFacts) -> dict:
 
 
 REGISTRY: tuple[FigureSpec, ...] = (
-    FigureSpec("timeline", "timeline", "site", _timeline),
+    FigureSpec("timeline", "timeline", "site", _timeline, module="figure_timeline"),
     FigureSpec("profile", "profile_bars", "profile", _profile_bars),
     FigureSpec("convergence", "convergence_histograms", "profile", _convergence),
     FigureSpec("error-vs-samples", "error_vs_samples", "profile", _error_vs_samples),

@@ -297,23 +297,44 @@ def acceptance_bars_words(rates, labels) -> tuple[str, str]:
     return alt, caption
 
 
-def timeline_words(rounds, k, plain, draft_step, lanes, totals, span, passes) -> tuple[str, str]:
-    per_lane = "; ".join(
-        f"{label}: {decimal(e)} tokens expected per round, {decimal(t)} over the {rounds} rounds"
-        for (label, e), t in zip(lanes, totals)
+def round_story(accepted: int, bonus: bool, k: int) -> str:
+    """One sampled round in words: what it accepted, replaced, dropped or drew, and what it committed."""
+    if bonus:
+        return f"all {k} accepted and the bonus drawn ({k + 1} tokens)"
+    dropped = k - accepted - 1
+    said = f"{accepted} accepted, the next replaced" if accepted else "the first replaced"
+    if dropped:
+        said += f", {dropped} dropped"
+    return f"{said} ({accepted + 1} token{'' if accepted == 0 else 's'})"
+
+
+def timeline_words(rounds, k, plain, draft_step, lanes, span, passes) -> tuple[str, str]:
+    """`lanes`: per draft, (name, E[N], the rounds shown as (accepted, bonus drawn), tokens those committed)."""
+    span_text = exact(span)
+    per_lane = ". ".join(
+        f"{label}, {rounds} sampled round{'' if rounds == 1 else 's'}: "
+        + "; ".join(f"round {n}, {round_story(a, b, k)}" for n, (a, b) in enumerate(picked, start=1))
+        + f"; {committed} tokens in all, against {decimal(rounds * expected)} expected ({decimal(expected)} a round)"
+        for label, expected, picked, committed in lanes
     )
     alt = (
-        f"Timeline over the same {decimal(span, 0) if span.denominator == 1 else decimal(span)} target passes for "
-        f"each lane. Top lane, plain decoding: one pass per token, {exact(plain)} tokens. Below, one lane per draft: "
-        f"{rounds} rounds, each {k} short draft steps of {exact(draft_step)} pass (hatched) and one checking pass. "
-        f"{per_lane}."
+        f"Timeline over the same {span_text} target passes for each lane. Top lane, plain decoding: one pass per "
+        f"token, {exact(plain)} tokens. Below, one lane per draft: {rounds} rounds, each {k} short draft steps of "
+        f"{exact(draft_step)} pass (dotted) and one checking pass, and under each round one tile per position: "
+        f"a tick for an accepted proposal, a circular arrow for the replacement drawn after a rejection, a dash "
+        f"for a proposal dropped unchecked, a plus for the bonus. {per_lane}."
     )
     caption = (
-        f"The same {exact(span)} target passes, three ways. Plain decoding commits one token per pass: "
-        f"{exact(plain)}. A round costs {exact(passes)} passes ({k} draft steps at {exact(draft_step)} each, "
-        f"hatched, then one pass that checks them all), so {rounds} rounds fit; expected tokens, the average "
-        "over rounds, not the best case: "
-        + "; ".join(f"{lower_first(label)} {decimal(t)} ({decimal(e)} a round)" for (label, e), t in zip(lanes, totals))
+        f"The same {span_text} target passes, three ways. Plain decoding commits one token a pass: {exact(plain)}. "
+        f"A draft's round costs {exact(passes)} passes ({k} dotted draft steps at {exact(draft_step)}, then one "
+        "checking pass), and the tiles under it show what became of each position. "
+        + (f"These are the first {rounds} rounds" if rounds > 1 else "This is the first round")
+        + " each draft sampled, not chosen ones. On average a round commits "
+        + "; ".join(
+            f"{decimal(expected)} tokens with {lower_first(label)} ({decimal(rounds * expected)} in {rounds}; "
+            f"{'these' if rounds > 1 else 'this'} committed {committed})"
+            for label, expected, _, committed in lanes
+        )
         + "."
     )
     return alt, caption

@@ -16,13 +16,11 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
-from fractions import Fraction
 
 import matplotlib
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter
 
 from .. import decimals
 from . import figure_words as words
@@ -35,6 +33,7 @@ from .chart import (
     SOURCE,
     TARGET_BAR,
     WIDTH,
+    Figure,
     FigureError,
     bar_axes,
     bar_style,
@@ -53,15 +52,7 @@ from .chart import (
     wrap,
 )
 from .figure_words import Number, count, decimal, exact
-from .palette import ACCEPTED, CARD, DRAFT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str  # file stem, e.g. "profile-aligned"
-    svg: str
-    alt: str
-    caption: str
+from .palette import ACCEPTED, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
 
 
 def draw(job) -> tuple[str, str, str, str, str]:
@@ -349,7 +340,7 @@ def round_length_distribution(
     ax.set_xlabel(
         wrap(
             fig,
-            f"tokens committed in one round, N (k = {k} proposals; N = {k + 1}: all accepted plus the bonus)",
+            f"tokens committed in one round, N (K = {k} proposals; N = {k + 1}: all accepted plus the bonus)",
             WIDTH * 72 - 60,
         )
     )
@@ -531,76 +522,6 @@ def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str,
     ax.set_ylabel("acceptance rate \u03b1")
     heading(fig, "", [Patch(**bar_style(i)) for i in range(m)], [profile for profile, _ in rates], most=2)
     return Figure(name, finish(fig, name), *words.acceptance_bars_words(rates=rates, labels=labels))
-
-
-# --- 8. the opening picture: plain decoding and each draft over the same time ------------------
-
-
-@figure
-def timeline(
-    name: str, draft_step: Number, verify_step: Number, round_cost: Number, k: int, lanes: Sequence[tuple[str, Number]]
-) -> Figure:
-    """Lanes over the same span of time, in target passes: plain decoding on top, then each draft's rounds.
-
-    `lanes` holds, per draft, its name and its expected tokens per round E[N]. A plain pass costs `verify_step`; a
-    round is `k` draft steps of `draft_step` and one checking pass, `round_cost` in all. The span is a whole number
-    of rounds that is also a whole number of plain passes where two to four rounds allow it (else two rounds), so
-    each lane's count reads at the same right-hand edge: plain decoding's tokens, and each draft's expected tokens.
-    """
-    passes = Fraction(round_cost) / Fraction(verify_step)  # one round, in target passes
-    rounds = next((n for n in range(2, 5) if (n * passes).denominator == 1), 2)
-    span = rounds * passes
-    plain = span  # one token per pass
-    step = float(Fraction(draft_step) / Fraction(verify_step))
-    totals = [rounds * Fraction(e) for _, e in lanes]
-    bar, lane_gap = 0.2, 0.2  # inches: a bar's height, and the space between a bar and the next lane's label
-    probe = canvas(1)
-    labels = [f"Plain decoding: {decimal(plain, 0) if plain.denominator == 1 else decimal(plain)} tokens"]
-    labels += [
-        wrap(probe, f"{label}: {decimal(total)} tokens expected", WIDTH * 72 - 24)
-        for (label, _), total in zip(lanes, totals)
-    ]
-    heights = [bar + lane_gap + 0.19 * (lab.count("\n") + 1) for lab in labels]
-    fig = canvas(1.15 + sum(heights))  # the key above and the time axis below take about 1.1 inches
-    ax = fig.add_subplot()
-    ax.set_xlim(0, float(span))
-    ax.set_ylim(0, sum(heights))
-    target = {"facecolor": TARGET, "edgecolor": CARD, "linewidth": 1.0}
-    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "."}
-    unit = (WIDTH * 72 - 24) / float(span)  # points per pass, about
-
-    def target_pass(x: float, y: float, width: float, text: str) -> None:
-        """A target pass (or the part of one the span holds), its label inside where the label fits."""
-        ax.bar(x, bar, width, y, align="edge", **target)
-        if text_width(probe, text) + 4 <= width * unit:
-            ax.text(x + width / 2, y + bar / 2, text, ha="center", va="center", color=CARD, fontweight="bold")
-
-    y = sum(heights)
-    for lane, label in enumerate(labels):
-        y -= heights[lane]
-        ax.annotate(label, (0, y + bar), xytext=(0, 3), textcoords="offset points", va="bottom", ha="left")
-        if lane == 0:
-            for n in range(math.ceil(plain)):
-                target_pass(n, y, min(1.0, float(plain) - n), str(n + 1))
-            continue
-        for r in range(rounds):
-            start = r * float(passes)
-            ax.bar([start + j * step for j in range(k)], bar * 0.7, step, y + bar * 0.15, align="edge", **drafting)
-            target_pass(start + k * step, y, 1.0, "check")
-    ax.xaxis.set_major_locator(FixedLocator(range(int(span) + 1)))
-    ax.yaxis.set_major_locator(NullLocator())
-    ax.spines["left"].set_visible(False)
-    ax.grid(axis="x")
-    ax.set_axisbelow(True)
-    ax.set_xlabel("time, in target passes")
-    heading(fig, "", [Patch(**target), Patch(**drafting)], ["target pass", f"draft step ({exact(draft_step)} pass)"])
-    return Figure(
-        name,
-        finish(fig, name),
-        *words.timeline_words(
-            rounds=rounds, k=k, plain=plain, draft_step=draft_step, lanes=lanes, totals=totals, span=span, passes=passes
-        ),
-    )
 
 
 # --- 9. why the output is exact: what the check keeps plus what the residual adds is p ----------

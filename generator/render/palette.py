@@ -31,6 +31,7 @@ TARGET = PALETTE[0]
 DRAFT = PALETTE[1]
 ACCEPTED = "#00466E"
 RESIDUAL = PALETTE[5]
+ON_LIGHT = "#102a3a"  # a mark drawn on a RESIDUAL fill: dark on its light shade in both themes
 
 # Light colour -> dark colour. The dark card is the page's surface colour (style.css --surface).
 DARK = MappingProxyType(
@@ -49,6 +50,7 @@ DARK = MappingProxyType(
         "#56b4e9": "#a4d8f6",
         "#000000": "#f4f4f4",
         "#00466e": "#2f86c8",
+        ON_LIGHT: "#0b1620",
     }
 )
 

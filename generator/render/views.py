@@ -362,13 +362,19 @@ def first_draw(r: RoundView) -> int | None:
 
 
 def offered_rounds(p: ProfileView) -> tuple[RoundView, ...]:
-    """The rounds in the order the stepper offers them. First the round a draw decided soonest, so the round a
-    reader meets first shows a verdict settled by chance early on; then the worked round, then the rest."""
-    drawn = [r for r in p.drawn if first_draw(r) is not None]
-    if not drawn:
-        return p.rounds
-    opening = min(drawn, key=lambda r: (first_draw(r), r.frame_count))
-    return (opening, *(r for r in p.rounds if r is not opening))
+    """The rounds in the order the stepper offers them: the worked round first (the one the pages walk through;
+    the first draft's decides a check by a draw within its first frames, requirements.OPENING_FRAMES), then the
+    two sampled rounds a draw decided each way, then the other sampled rounds."""
+    return p.rounds
+
+
+def round_choice(r: RoundView, number: int, total: int) -> str:
+    """A round as the stepper's list names it (after its label, "Round"): which of how many, and whether the draft
+    sampled it, short enough for a phone: "1 of 6: worked round", "2 of 6: sampled, draw keeps"."""
+    if r.id == "authored":
+        return f"{number} of {total}: worked round"
+    how = {"draw-accepted": ", draw keeps", "draw-rejected": ", draw rejects"}.get(r.id, "")
+    return f"{number} of {total}: sampled{how}"
 
 
 @dataclass(frozen=True)
@@ -383,6 +389,20 @@ class StepperProfile:
     rounds: tuple[RoundView, ...]
     authored: RoundView
     positions: tuple[PositionFacts, ...]
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """Each round offered as the round list names it ("Round 2 of 6: sampled, kept by the draw")."""
+        return tuple(round_choice(r, n, len(self.rounds)) for n, r in enumerate(self.rounds, start=1))
+
+    @property
+    def rounds_note(self) -> str:
+        """What "Another round" does, said plainly: it steps through a fixed set, it does not sample afresh."""
+        sampled = len(self.rounds) - 1
+        return (
+            f"“Another round” steps through {len(self.rounds)} rounds: the worked round, then {sampled} the draft "
+            f"sampled when this page was made, the same {sampled} on every visit."
+        )
 
 
 def stepper_profiles(site: SiteView) -> tuple[StepperProfile, ...]:
@@ -434,15 +454,17 @@ def stepper_data(site: SiteView) -> dict:
                     }
                     for v in p.positions
                 ],
+                "note": p.rounds_note,
                 "rounds": [
                     {
                         "id": r.id,
                         "label": r.label,
+                        "choice": choice,
                         "summary": r.summary,
                         "proposals": list(r.proposals),
                         "frames": [_frame_data(f) for f in r.frames],
                     }
-                    for r in p.rounds
+                    for r, choice in zip(p.rounds, p.choices)
                 ],
             }
             for p in stepper_profiles(site)

@@ -20,6 +20,7 @@ from .cache import PACKAGE
 DRAWING_CODE = (
     "figures.py",
     "figures_practice.py",
+    "figure_timeline.py",
     "chart.py",
     "decimals.py",
     "figure_words.py",

@@ -129,8 +129,8 @@
       chipRow(f.chips, f.kind === "verify" ? f.pos : null));
     const at = f.pos ? profile.positions[f.pos - 1] : null;
     if (f.kind === "propose") {
-      el.append(h("p", null, "The draft samples one token for each of the " + round.proposals.length +
-        " positions before any is checked. The target checks them in order, in one pass."));
+      el.append(h("p", null, "The draft samples all " + round.proposals.length +
+        " proposals before any is checked. The target checks them in order, in one pass."));
     } else if (f.kind === "verify") {
       el.append(pqTable(tokens, at, f), h("p", { class: "evidence" }, f.evidence));
       if (f.u !== null) el.append(...uLine(f));
@@ -185,6 +185,7 @@
     const key = root.querySelector(".stepper-key");
     const status = root.querySelector("[data-stepper-status]");
     const select = root.querySelector("[data-round-select]");
+    const note = root.querySelector("[data-rounds-note]");
     const profileButtons = Array.from(root.querySelectorAll("button[data-profile]"));
     const action = (name) => root.querySelector('[data-action="' + name + '"]');
     const prev = action("prev");
@@ -206,7 +207,8 @@
 
     function fillRounds() {
       const { profile } = current();
-      select.replaceChildren(...profile.rounds.map((r, i) => new Option(r.label, String(i))));
+      select.replaceChildren(...profile.rounds.map((r, i) => new Option(r.choice, String(i))));
+      if (note) note.textContent = profile.note;
       select.value = String(state.r);
     }
 

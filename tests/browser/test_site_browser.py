@@ -54,9 +54,9 @@ def open_widgets(pg, origin, hash_=""):
 
 
 def choose_worked_round(pg, profile):
-    """The stepper opens on a round a draw decides; the worked round is one choice away."""
+    """Each profile opens on its worked round, the first in the round list."""
     pg.click(f"button[data-profile='{profile}']")
-    pg.select_option("[data-round-select]", label="The worked round")
+    pg.select_option("[data-round-select]", index=0)
 
 
 def frames_in(pg, profile, round_id) -> int:
@@ -118,18 +118,23 @@ def test_the_published_draft_and_verify_page_steps_through_every_authored_frame(
 
 def test_switching_profile_and_round_shows_that_rounds_first_frame(page, origin):
     open_widgets(page, origin)
-    expect_frame(page, "aligned", "draw-rejected", 1, frames_in(page, "aligned", "draw-rejected"))
+    expect_frame(page, "aligned", "authored", 1, 8)
     page.click("button[data-profile='divergent']")
     assert page.get_attribute("button[data-profile='divergent']", "aria-pressed") == "true"
     assert page.get_attribute("button[data-profile='aligned']", "aria-pressed") == "false"
-    expect_frame(page, "divergent", "draw-rejected", 1, frames_in(page, "divergent", "draw-rejected"))
-    page.click("[data-action='another']")
     expect_frame(page, "divergent", "authored", 1, 5)
+    page.click("[data-action='another']")
+    expect_frame(page, "divergent", "draw-accepted", 1, frames_in(page, "divergent", "draw-accepted"))
     assert page.input_value("[data-round-select]") == "1"
-    page.select_option("[data-round-select]", label="Sampled round 3")
+    page.select_option("[data-round-select]", label="6 of 6: sampled")
     expect_frame(page, "divergent", "sampled-3", 1, frames_in(page, "divergent", "sampled-3"))
     labels = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
-    assert labels[:4] == ["Rejected by the draw", "The worked round", "Kept by the draw", "Sampled round 1"]
+    assert labels[:4] == [
+        "1 of 6: worked round",
+        "2 of 6: sampled, draw keeps",
+        "3 of 6: sampled, draw rejects",
+        "4 of 6: sampled",
+    ]
 
 
 def test_reset_returns_to_the_first_frame(page, origin):

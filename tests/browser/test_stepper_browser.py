@@ -106,23 +106,44 @@ def test_the_viewport_check_fails_for_a_frame_pushed_off_screen(phone):
     assert not all(ok for _, ok, _, _ in phone.eval_on_selector(f"#{frame}", IN_VIEW))
 
 
-def test_the_first_round_offered_decides_a_check_by_a_draw_within_three_frames(phone):
+def test_with_no_hash_the_first_two_nexts_stay_in_the_first_drafts_worked_round_and_u_shows(phone):
+    """At 390 x 844 with no hash: the worked round of the first draft, and a draw decides a check by frame 3."""
+    first = phone.eval_on_selector_all("button[data-profile]", "bs => bs.map(b => b.dataset.profile)")[0]
+    assert fragment(phone) == ""
+    assert shown(phone) == [f"frame-{first}-authored-1"]
+    assert phone.input_value("[data-round-select]") == "0"
+    assert phone.inner_text("[data-round-select] option:checked").endswith("worked round")
+    lines = []
+    for n in (2, 3):
+        phone.click("[data-action='next']")
+        assert fragment(phone) == f"#frame-{first}-authored-{n}"
+        (frame,) = shown(phone)
+        line = phone.locator(f"#{frame} [data-u-line]")
+        if line.count():
+            assert line.is_visible()
+            lines.append(line.get_attribute("aria-label"))
+    assert lines, "no check decided by a draw within the first three frames"
+    assert re.match(r"Number line from 0 to 1: threshold \d+/\d+, u = 0\.\d{4}$", lines[0]), lines
+
+
+def test_every_profile_opens_on_its_worked_round(phone):
     for profile in phone.eval_on_selector_all("button[data-profile]", "bs => bs.map(b => b.dataset.profile)"):
         phone.click(f"button[data-profile='{profile}']")
         assert phone.input_value("[data-round-select]") == "0"
-        found = None
-        for n in range(1, 4):
-            (frame,) = shown(phone)
-            if phone.locator(f"#{frame} [data-u-line]").count():
-                found = n
-                break
-            phone.click("[data-action='next']")
-        assert found is not None and found <= 3, profile
-        (frame,) = shown(phone)
-        line = phone.locator(f"#{frame} [data-u-line]")
-        assert line.is_visible()
-        label = line.get_attribute("aria-label")
-        assert re.match(r"Number line from 0 to 1: threshold \d+/\d+, u = 0\.\d{4}$", label), label
+        assert shown(phone) == [f"frame-{profile}-authored-1"]
+        note = phone.inner_text("[data-rounds-note]")
+        count = phone.locator("[data-round-select] option").count()
+        assert f"steps through {count} rounds" in note and phone.locator("[data-rounds-note]").is_visible()
+
+
+def test_another_round_says_which_of_how_many_it_shows(phone):
+    count = phone.locator("[data-round-select] option").count()
+    seen = []
+    for _ in range(count):
+        phone.click("[data-action='another']")
+        seen.append(phone.inner_text("[data-round-select] option:checked"))
+    assert seen[-1] == f"1 of {count}: worked round"  # it cycles through a fixed set
+    assert all(re.match(rf"{i} of {count}: sampled", t) for i, t in enumerate(seen[:-1], start=2)), seen
 
 
 def test_the_page_stays_under_2000_elements_while_stepping(phone):
@@ -154,7 +175,8 @@ def test_a_malformed_address_never_throws_and_the_stepper_keeps_stepping(tab, or
 def test_stepping_puts_the_frame_in_the_address_and_the_back_button_steps_back(page):
     assert fragment(page) == ""
     page.click("button[data-profile='divergent']")
-    page.select_option("[data-round-select]", label="The worked round")
+    page.select_option("[data-round-select]", index=0)
+    assert page.inner_text("[data-round-select] option:checked").endswith("worked round")
     first = shown(page)[0]
     assert fragment(page) == f"#{first}"
     visited = [first]
@@ -203,7 +225,8 @@ def view_counts():
 @pytest.mark.parametrize("profile", ["aligned", "divergent"])
 def test_every_check_frame_draws_p_and_q_for_every_token(page, profile):
     page.click(f"button[data-profile='{profile}']")
-    page.select_option("[data-round-select]", label="The worked round")
+    page.select_option("[data-round-select]", index=0)
+    assert page.inner_text("[data-round-select] option:checked").endswith("worked round")
     tokens = None
     while True:
         (frame,) = shown(page)
@@ -223,10 +246,11 @@ def test_every_check_frame_draws_p_and_q_for_every_token(page, profile):
 
 
 @pytest.mark.parametrize("profile", ["aligned", "divergent"])
-@pytest.mark.parametrize("label,verdict", [("Kept by the draw", "accepted"), ("Rejected by the draw", "rejected")])
+@pytest.mark.parametrize("label,verdict", [("draw keeps", "accepted"), ("draw rejects", "rejected")])
 def test_a_round_decided_by_a_draw_can_be_chosen_by_name(page, profile, label, verdict):
     page.click(f"button[data-profile='{profile}']")
-    page.select_option("[data-round-select]", label=label)
+    texts = page.eval_on_selector_all("[data-round-select] option", "os => os.map(o => o.textContent)")
+    page.select_option("[data-round-select]", label=next(t for t in texts if t.endswith(label)))
     round_id = f"draw-{verdict}"
     assert shown(page) == [f"frame-{profile}-{round_id}-1"]
     assert fragment(page) == f"#frame-{profile}-{round_id}-1"
@@ -296,3 +320,22 @@ def test_nothing_moves_when_the_script_takes_over(browser, origin, viewport):
     assert pg.eval_on_selector("[data-stepper-stage] .frame", READ_FRAME) == drawn
     assert pg.eval_on_selector_all("[data-round-select] option", read_options) == options
     context.close()
+
+
+def test_each_thing_to_notice_link_opens_the_frame_it_names(page):
+    """With the script, following a "things to notice" link draws that frame in the stepper; the dropped
+    proposals' link lands on the frame that prints the Dropped verdict."""
+    links = page.eval_on_selector_all(
+        "#four-things-to-notice ~ ul a[href^='#frame-']", "as => as.map(a => a.getAttribute('href'))"
+    )
+    assert len(links) == 4, links
+    for i, href in enumerate(links):
+        page.click(f"#four-things-to-notice ~ ul a[href='{href}']")
+        page.wait_for_function(
+            "id => document.querySelector('.stepper-stage .frame.is-current')?.id === id", arg=href[1:]
+        )
+        assert shown(page) == [href[1:]]
+        if i == 2:
+            assert page.locator(f"{href} [data-verdict='dropped']").count() == 1
+        if i == 3:
+            assert page.locator(f"{href} [data-verdict='replacement']").count() == 1
