@@ -293,13 +293,14 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
 
 
 def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
-    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to the drawing modules' imports within
-    render/ (figures.py and figures_practice.py)."""
+    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to the drawing modules (every module a
+    registry entry names) and their imports within render/."""
     from generator.site.assemble import DRAWING_CODE
 
-    found = {"figures", "figures_practice"} | {
+    modules = {spec.module for spec in figure_registry.REGISTRY}
+    found = modules | {
         name
-        for module in ("figures", "figures_practice")
+        for module in modules
         for name in _imports(ROOT / "generator" / "render" / f"{module}.py")
         if (ROOT / "generator" / "render" / f"{name}.py").is_file()
     }

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from generator.model.analysis import best_draft_length, leviathan_speedup, round_length_distribution
-from generator.render import chart, figures
+from generator.render import chart, figure_timeline, figures
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -461,8 +461,9 @@ def test_the_random_profiles_figure_draws_without_collisions_for_every_count_fro
 
 
 def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
-    """A valid profiles file of any size: an aligned draft equal to the target, and a divergent one that opens
-    with a token the target never gives (so its authored round shows a rejection and a replacement)."""
+    """A valid profiles file of any size: an aligned draft equal to the target but at position 1, where it
+    leaves its proposal to a draw (the stepper opens there), and a divergent one that opens with a token the
+    target never gives (so its authored round shows a rejection and a replacement)."""
     import json
 
     import numpy as np
@@ -481,6 +482,15 @@ def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
 
     target = [row() for _ in range(k + 1)]
     zero = next(j for j, x in enumerate(target[0]) if F(x) == 0)
+    liked = sorted((j for j in range(v) if F(target[0][j]) > 0), key=lambda j: -F(target[0][j]))
+    first = [F(x) for x in target[0]]
+    if len(liked) > 1:  # move half the second token's mass onto the first: the first is then a draw's to keep
+        moved = first[liked[1]] / 2
+        first[liked[0]] += moved
+        first[liked[1]] -= moved
+    else:  # one token only: share it with one the target never gives, which the draft then proposes never
+        first[liked[0]], first[zero] = F(1, 2), F(1, 2)
+    aligned = [[str(x) for x in first]] + target[1:k]
     divergent = [row() for _ in range(k)]
     divergent[0] = ["1/2" if j in (zero, (zero + 1) % v) else "0" for j in range(v)]
     data = json.loads((ROOT / "data" / "profiles.v1.json").read_text())
@@ -491,9 +501,9 @@ def stress_profiles(path: Path, k: int, tokens: list[str]) -> Path:
             {
                 "id": "aligned",
                 "name": "An aligned draft",
-                "description": "Equal to the target.",
-                "distributions": target[:k],
-                "proposals": [likeliest(r) for r in target[:k]],
+                "description": "Equal to the target after position 1.",
+                "distributions": aligned,
+                "proposals": [likeliest(r) for r in aligned],
             },
             {
                 "id": "divergent",
@@ -567,7 +577,7 @@ def test_the_timeline_shows_what_each_sampled_round_commits_over_the_same_time()
     rounds committed, tile by tile (accepted, replacement, dropped, bonus, each its own mark and named in the key),
     with the expected tokens per round stated beside the sampled count."""
     lanes = [("A draft", F(2009, 512), ALIGNED_STREAM), ("Another", F(1343, 512), DIVERGENT_STREAM)]
-    fig = figures.timeline("timeline", F(1, 10), 1, F(3, 2), 5, lanes)
+    fig = figure_timeline.timeline("timeline", F(1, 10), 1, F(3, 2), 5, lanes)
     text = all_text(fig.svg)
     assert "Plain decoding: 6 tokens" in text
     assert "A draft, 4 sampled rounds: 16 tokens" in text and "(expected 3.92 a round, 15.70 in 4)" in text
@@ -595,7 +605,8 @@ def test_the_timeline_refuses_fewer_sampled_rounds_than_it_shows():
                 (),
                 {
                     "name": "timeline",
-                    "ref": type("Ref", (), {"function": "timeline"})(),
+                    "ref": type("Ref", (), {"function": "timeline", "module": "figure_timeline"})(),
+                    "draw": staticmethod(figure_timeline.timeline),
                     "kwargs": dict(
                         name="timeline",
                         draft_step=F(1, 10),
@@ -610,7 +621,7 @@ def test_the_timeline_refuses_fewer_sampled_rounds_than_it_shows():
 
 
 def test_a_round_cost_that_never_meets_a_whole_pass_gives_four_rounds_and_part_of_a_pass():
-    fig = figures.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3), ALIGNED_STREAM)])
+    fig = figure_timeline.timeline("timeline", F(7, 100), 1, F(37, 20), 5, [("A draft", F(3), ALIGNED_STREAM)])
     assert "The same 37/5 target passes" in fig.caption and "the first 4 rounds each draft sampled" in fig.caption
     assert "Plain decoding: 7.40 tokens" in all_text(fig.svg)
 
