@@ -295,6 +295,7 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
 def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
     """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to the drawing modules (every module a
     registry entry names) and their imports within render/."""
+    from generator.render import figure_registry
     from generator.site.assemble import DRAWING_CODE
 
     modules = {spec.module for spec in figure_registry.REGISTRY}
