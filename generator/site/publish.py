@@ -254,7 +254,14 @@ def bibtex(info: BuildInfo, title: str, author: str) -> str:
     return f"@misc{{specdec-exactly,\n{body}\n}}"
 
 
+# What must not appear as itself in JSON inside a <script> element: "<" could start "</script>" or "<!--", which
+# changes how the HTML parser reads the rest of the page; ">" and "&" are escaped likewise for any other context;
+# U+2028 and U+2029 end a line in older JavaScript. JSON's own escape keeps the data the same.
+_SCRIPT_ESCAPES = MappingProxyType({ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
 def json_for_script(data: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no "</" can close the element early."""
+    """JSON inert inside <script type="application/json">: no "<", ">", "&", U+2028 or U+2029 as itself (each as
+    \\u003c and the like), so nothing in the data can end the element or change how the page parses."""
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/"))
+    return Markup(text.translate(_SCRIPT_ESCAPES))
