@@ -27,7 +27,7 @@ _LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
 _PLACEHOLDER = re.compile(r"<!--widget-(\d+)-->(\s*)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Heading:
     level: int
     id: str
