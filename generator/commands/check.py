@@ -21,8 +21,9 @@ from ..errors import UserError
 from ..paths import BUILD
 from ..render.markup import link_target, url_scheme
 from ..render.reading import Element, error_text, read_page
-from ..site.links import Reference, ids_of, reference_problem, references
+from ..site.links import LOADING_RELS, Reference, ids_of, reference_problem, references
 
+__all__ = ["LOADING_RELS", "Problem", "PageReport", "check_site", "read_report"]  # LOADING_RELS: site/links.py
 # <script type=...> that a browser never runs: data blocks the page's scripts read.
 DATA_SCRIPT_TYPES = frozenset({"application/json", "application/ld+json", "text/plain", "text/template"})
 # Elements that show another document inside the page or run a plugin: the site has none of its own.

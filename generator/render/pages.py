@@ -62,6 +62,9 @@ class Page:
     def url(self) -> str:
         return f"{self.slug}.html"
 
+    def document_title(self, site_title: str) -> str:
+        return document_title(self.title, site_title)
+
 
 @dataclass(frozen=True)
 class PageView:
@@ -80,8 +83,12 @@ class PageView:
     next: PageView | None = None
 
     def document_title(self, site_title: str) -> str:
-        """The <title>: "Page · Site", or the site's title alone when the page (the home page) shares it."""
-        return site_title if self.title.strip() == site_title.strip() else f"{self.title} · {site_title}"
+        return document_title(self.title, site_title)
+
+
+def document_title(title: str, site_title: str) -> str:
+    """The <title>: "Page · Site", or the site's title alone when the page (the home page) shares it."""
+    return site_title if title.strip() == site_title.strip() else f"{title} · {site_title}"
 
 
 def page_view(page: Page | None, neighbours: bool = True) -> PageView | None:

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import html5lib
-from html5lib.constants import E as ERROR_TEXT
-from html5lib.constants import namespaces
+from html5lib import constants
 
 MAX_DEPTH = 512  # Chromium's parser stops nesting elements at 512 and reads deeper ones differently
 MAX_WORK = 5_000_000  # the sum of the nesting depth at each start tag: tree building costs about this much
@@ -38,7 +37,10 @@ MAX_ATTRIBUTES = 200  # per tag
 _TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*+)(?:[^>"'=]++|=\s*+"[^"]*+"|=\s*+'[^']*+'|[="'])*+>?""")
 _QUOTED = re.compile(r"""=\s*+(?:"[^"]*+"|'[^']*+')""")
 _ATTRIBUTE = re.compile(r"[\s/]++[^\s/>]")
-NAMESPACES = MappingProxyType({namespaces["html"]: "html", namespaces["svg"]: "svg", namespaces["mathml"]: "math"})
+_HTML = constants.namespaces["html"]
+NAMESPACES = MappingProxyType(
+    {_HTML: "html", constants.namespaces["svg"]: "svg", constants.namespaces["mathml"]: "math"}
+)
 _SENTINEL = "raw html ends here"
 
 
@@ -106,7 +108,7 @@ def _builder():
 def error_text(code: str, data: Mapping | None) -> str:
     """html5lib's words for one of its parse errors."""
     try:
-        return ERROR_TEXT.get(code, code) % (data or {})
+        return constants.E.get(code, code) % (data or {})
     except (KeyError, TypeError, ValueError):
         return code
 
@@ -128,7 +130,7 @@ def read_page(text: str) -> Reading:
             doctype = doctype or (node.name or "").lower() == "html"
         elif node.nodeType == node.ELEMENT_NODE:
             tag = node.localName or node.tagName
-            space = NAMESPACES.get(node.namespaceURI or namespaces["html"], "other")
+            space = NAMESPACES.get(node.namespaceURI or _HTML, "other")
             attrs = {name: value for name, value in node.attributes.items()}
             inline = "".join(c.data for c in node.childNodes if c.nodeType == c.TEXT_NODE)
             text_of = inline if tag in ("script", "style") else ""
@@ -160,7 +162,7 @@ def raw_tokens(text: str) -> tuple[list[Token], bool]:
     tokenizer = HTMLTokenizer(f"{text}<!--{_SENTINEL}-->")
     kinds = {"StartTag": "start", "EmptyTag": "start", "EndTag": "end", "Comment": "comment", "Doctype": "doctype"}
     kinds |= {"Characters": "characters", "SpaceCharacters": "characters"}
-    types = {value: key for key, value in html5lib.constants.tokenTypes.items()}
+    types = {value: key for key, value in constants.tokenTypes.items()}
     starts = [0] + [m.end() for m in re.finditer("\n", text)]  # where each line begins, as html5lib counts
     out, done = [], 0
     for tok in tokenizer:
