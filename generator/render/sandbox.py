@@ -4,8 +4,9 @@ Jinja's sandbox already refuses attributes starting with "_" and changes to list
 - an attribute may be read only from data (text, numbers, lists, mappings, the frozen dataclasses of
   facts and views, a Record) and never yields, nor may a call return, a path, a file, a module or a class;
 - budgets, each refused in one line naming the page: `range` up to MAX_RANGE; MAX_ITERATIONS loop turns in
-  one render; no text, list or mapping over MAX_SIZE made by `*`, `+`, `~`, `%`, a call or a filter, and no
-  such size asked for; no power over MAX_POWER_BITS bits; a render over RENDER_SECONDS is stopped.
+  one render; no list or mapping over MAX_ITEMS and no text over MAX_CHARS made by `*`, `+`, `~`, `%`, a call
+  or a filter; no width, count or number over MAX_SIZE given to a filter, a method or a format; no power over
+  MAX_POWER_BITS bits; a render over RENDER_SECONDS is stopped.
 Loops are counted by compiling each `{% for %}` to iterate through Budget.turns (PageSandbox's code
 generator), the one place Jinja offers no hook of its own.
 """
@@ -32,7 +33,9 @@ from markupsafe import Markup
 
 MAX_RANGE = 100_000  # Jinja's own limit for range(), kept
 MAX_ITERATIONS = 1_000_000  # loop turns in one render of a page, a widget or the layout
-MAX_SIZE = 2_000_000  # characters of text, or items of a list or mapping: a page may be at most 2 MB
+MAX_SIZE = 2_000_000  # a width, count or number asked of a filter, method or format: a page may be at most 2 MB
+MAX_ITEMS = 2_000_000  # items of a list, tuple or mapping
+MAX_CHARS = 64_000_000  # characters of text: a page's HTML may be many times its 2 MB source (heading anchors)
 MAX_POWER_BITS = 100_000  # the size of a power's result: 2 ** 100_000 has 30,103 digits
 RENDER_SECONDS = 10.0
 _BIG_WIDTH = re.compile(r"\d{7,}")  # a width or precision in a format string that asks for MAX_SIZE or more
@@ -88,6 +91,10 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, (str, tuple, list, dict, MappingProxyType)) else 0
 
 
+def _limit(value: Any) -> int:
+    return MAX_CHARS if isinstance(value, str) else MAX_ITEMS
+
+
 def _ints(args, kwargs) -> list[int]:
     return [a for a in (*args, *kwargs.values()) if isinstance(a, int) and not isinstance(a, bool)]
 
@@ -114,13 +121,15 @@ class Budget:
             yield item
 
 
-def too_big(size: int, what: str = "a value") -> BudgetError:
-    return BudgetError(f"{what} of {size:,} characters or items is too big for a page (the limit is {MAX_SIZE:,})")
+def too_big(size: int, text: bool) -> BudgetError:
+    if text:
+        return BudgetError(f"a text of {size:,} characters is too big for a page (the limit is {MAX_CHARS:,})")
+    return BudgetError(f"a list or mapping of {size:,} items is too big for a page (the limit is {MAX_ITEMS:,})")
 
 
 def checked(value: Any) -> Any:
-    if _size(value) > MAX_SIZE:
-        raise too_big(_size(value))
+    if _size(value) > _limit(value):
+        raise too_big(_size(value), isinstance(value, str))
     return value
 
 
@@ -177,8 +186,8 @@ def _filter(name: str, function):
             items = list(args[value_at])
             joiner = args[value_at + 1] if len(args) > value_at + 1 else kwargs.get("d", "")
             total = sum(map(_size, items)) + _size(joiner) * len(items)
-            if total > MAX_SIZE:
-                raise too_big(total)
+            if total > MAX_CHARS:
+                raise too_big(total, True)
             args = (*args[:value_at], items, *args[value_at + 1 :])
         return checked(function(*args, **kwargs))
 
@@ -216,13 +225,13 @@ class PageSandbox(ImmutableSandboxedEnvironment):
             raise BudgetError(f"{left!r} ** {right!r} is too big a number for a page")
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if _size(seq) and isinstance(n, int) and _size(seq) * n > MAX_SIZE:
-                    raise too_big(_size(seq) * n)
+                if _size(seq) and isinstance(n, int) and _size(seq) * n > _limit(seq):
+                    raise too_big(_size(seq) * n, isinstance(seq, str))
             bits = left.bit_length() + right.bit_length() if isinstance(left, int) and isinstance(right, int) else 0
             if bits > MAX_POWER_BITS:
                 raise BudgetError(f"a product of {bits:,} bits is too big a number for a page")
-        if operator == "+" and _size(left) and _size(right) and _size(left) + _size(right) > MAX_SIZE:
-            raise too_big(_size(left) + _size(right))
+        if operator == "+" and _size(left) and _size(right) and _size(left) + _size(right) > _limit(left):
+            raise too_big(_size(left) + _size(right), isinstance(left, str))
         if operator == "%" and isinstance(left, str):
             _check_format(left)
             if any(abs(n) > MAX_SIZE for n in _ints(right if isinstance(right, tuple) else (right,), {})):
@@ -241,13 +250,13 @@ class PageSandbox(ImmutableSandboxedEnvironment):
                 raise BudgetError(f"{getattr(__obj, '__name__', 'a method')} was given a number over {MAX_SIZE:,}")
             if getattr(__obj, "__name__", "") == "replace" and len(args) >= 2:
                 grow = (owner.count(args[0]) if args[0] else len(owner) + 1) * len(str(args[1]))
-                if len(owner) + grow > MAX_SIZE:
-                    raise too_big(len(owner) + grow)
+                if len(owner) + grow > MAX_CHARS:
+                    raise too_big(len(owner) + grow, True)
             if getattr(__obj, "__name__", "") == "join" and args:
                 parts = list(args[0])
                 total = sum(map(_size, parts)) + len(owner) * len(parts)
-                if total > MAX_SIZE:
-                    raise too_big(total)
+                if total > MAX_CHARS:
+                    raise too_big(total, True)
                 args = (parts, *args[1:])
         result = super().call(__context, __obj, *args, **kwargs)
         if isinstance(result, POWERFUL):
