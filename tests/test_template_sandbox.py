@@ -73,6 +73,8 @@ BOMBS = {
         "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}"
     ),
     "joining a huge list of strings": "{{ (['x' * 1000000] * 100000) | join }}",
+    "placeholder text by the gigabyte": "{{ lipsum(n=10**7) }}",
+    "a huge cycle of words": "{{ ('a ' * 1000000).split() | batch(10**9) | list | length }}",
 }
 
 

@@ -242,12 +242,13 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         __self.budget.tick()
         if isinstance(__obj, type) and __obj is not dict and not __obj.__module__.startswith("jinja2."):
             raise SecurityError(f"a page or template cannot call {__obj.__name__}")
+        ours = str(getattr(__obj, "__module__", "") or "").startswith("generator.")
+        if not ours and any(abs(n) > MAX_SIZE for n in _ints(args, kwargs)):  # a width, a count, a repeat
+            raise BudgetError(f"{getattr(__obj, '__name__', 'a call')} was given a number over {MAX_SIZE:,}")
         owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)
         if isinstance(owner, str):  # str methods: format, ljust, center, zfill, replace, join, ...
             if getattr(__obj, "__name__", "") in ("format", "format_map"):
                 _check_format(owner)
-            if any(abs(n) > MAX_SIZE for n in _ints(args, kwargs)):
-                raise BudgetError(f"{getattr(__obj, '__name__', 'a method')} was given a number over {MAX_SIZE:,}")
             if getattr(__obj, "__name__", "") == "replace" and len(args) >= 2:
                 grow = (owner.count(args[0]) if args[0] else len(owner) + 1) * len(str(args[1]))
                 if len(owner) + grow > MAX_CHARS:
@@ -274,5 +275,6 @@ def sandbox(loader: jinja2.BaseLoader, filters: Mapping[str, Any], globals_: Map
         keep_trailing_newline=True,
     )
     env.filters.update({name: _filter(name, f) for name, f in filters.items()})
+    del env.globals["lipsum"]  # placeholder text: pages have their own words, and it can be asked for gigabytes
     env.globals.update(globals_)
     return env
