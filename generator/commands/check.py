@@ -13,112 +13,23 @@ import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-from html.parser import HTMLParser
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from ..errors import UserError
 from ..paths import BUILD
-from ..render.markup import clean_url, link_problem, link_target, url_scheme
+from ..render.markup import link_target, url_scheme
+from ..render.reading import Element, error_text, read_page
+from ..site.links import LOADING_RELS, Reference, ids_of, reference_problem, references
 
-VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
-# End tags HTML lets an author leave out; the next sibling or the parent's end closes them.
-OPTIONAL_END = frozenset(
-    {
-        "p",
-        "li",
-        "dt",
-        "dd",
-        "tr",
-        "td",
-        "th",
-        "thead",
-        "tbody",
-        "tfoot",
-        "option",
-        "optgroup",
-        "colgroup",
-        "caption",
-        "rb",
-        "rt",
-        "rtc",
-        "rp",
-        "html",
-        "head",
-        "body",
-    }
-)
-CLOSED_BY = MappingProxyType(
-    {
-        "li": {"li"},
-        "dt": {"dt", "dd"},
-        "dd": {"dt", "dd"},
-        "tr": {"tr"},
-        "td": {"td", "th", "tr"},
-        "th": {"td", "th", "tr"},
-        "option": {"option", "optgroup"},
-        "optgroup": {"optgroup"},
-        "thead": {"tbody", "tfoot"},
-        "tbody": {"tbody", "tfoot"},
-    }
-)
-# A <p> cannot hold these: the browser ends the paragraph early and the later </p> makes an empty one.
-ENDS_P = frozenset(
-    {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "details",
-        "dialog",
-        "div",
-        "dl",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "table",
-        "ul",
-    }
-)
-FOREIGN = frozenset({"svg", "math"})
-# rel values that make the browser contact the address by itself (preconnect and dns-prefetch open a
-# connection or a lookup without fetching anything, which still tells that host the page was opened).
-LOADING_RELS = frozenset(
-    {
-        "stylesheet",
-        "icon",
-        "preload",
-        "modulepreload",
-        "prefetch",
-        "manifest",
-        "apple-touch-icon",
-        "preconnect",
-        "dns-prefetch",
-        "prerender",
-    }
-)
+__all__ = ["LOADING_RELS", "Problem", "PageReport", "check_site", "read_report"]  # LOADING_RELS: site/links.py
 # <script type=...> that a browser never runs: data blocks the page's scripts read.
 DATA_SCRIPT_TYPES = frozenset({"application/json", "application/ld+json", "text/plain", "text/template"})
+# Elements that show another document inside the page or run a plugin: the site has none of its own.
+EMBEDS = frozenset({"iframe", "frame", "frameset", "object", "embed", "portal"})
+# SVG elements that set another element's attribute over time: one that sets an href can make it javascript:.
+SVG_ANIMATION = frozenset({"animate", "set", "animateMotion", "animateTransform"})
 
 
 @dataclass(frozen=True, order=True)
@@ -131,182 +42,105 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
 
 
-@dataclass(frozen=True)
-class Reference:
-    line: int
-    tag: str
-    attr: str
-    url: str
-    loads: bool  # fetched by the page itself (script, stylesheet, image), not followed by the reader
-    blank_without_noopener: bool = False
+def _guess(code: str, data) -> str:
+    """One of html5lib's parse errors, where the browser has to guess, in the words of this check."""
+    name = data.get("name", "")
+    if code == "unexpected-end-tag":
+        extra = " (a block such as <div> inside a <p> ends the paragraph early)" if name == "p" else ""
+        return f"</{name}> without an open <{name}>{extra}"
+    if code.startswith("adoption-agency"):
+        return f"</{name}> closes elements opened inside <{name}> that are still open (misnested tags)"
+    if code == "end-tag-too-early":
+        return f"</{name}> does not match the element open here (a stray end tag, or misnested or unclosed tags)"
+    if code in ("expected-closing-tag-but-got-eof", "eof-in-element"):
+        return f"<{name}> is never closed"
+    if code == "duplicate-attribute":
+        return "a tag has the same attribute twice (the browser keeps the first)"
+    if code == "non-void-element-with-trailing-solidus":
+        return f"<{name} /> is not a void element: the browser leaves it open"
+    return f"the browser has to guess: {error_text(code, data)}"
 
 
-class PageParser(HTMLParser):
-    """Collects ids, references and structural problems of one page; html.parser alone forgives everything."""
+@dataclass
+class PageReport:
+    """What `check` learns from one page: its ids, its references and its problems (line, message)."""
 
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[tuple[str, int]] = []
-        self.ids: dict[str, int] = {}
-        self.refs: list[Reference] = []
-        self.problems: list[tuple[int, str]] = []
-        self.doctype = False
-        self.foreign = 0
-        self.csp = ""  # the page's Content-Security-Policy meta, which decides what inline code may run
-        self.inline: tuple[str, int, list[str]] | None = None  # an open inline <script> or <style>: tag, line, text
-
-    def problem(self, message: str) -> None:
-        self.problems.append((self.getpos()[0], message))
-
-    def handle_data(self, data: str) -> None:
-        if self.inline is not None:
-            self.inline[2].append(data)
-
-    def _inline_allowed(self, kind: str, text: str) -> bool:
-        """An inline <script> or <style> runs only if the page's CSP lists its sha256 (as the 404 page does)."""
-        digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
-        for part in self.csp.split(";"):
-            words = part.split()
-            if words and words[0].lower() == f"{kind}-src":
-                return f"'sha256-{digest}'" in words[1:]
-        return False
-
-    def handle_decl(self, decl: str) -> None:
-        if decl.lower().startswith("doctype"):
-            self.doctype = True
-
-    def handle_starttag(self, tag: str, attrs) -> None:
-        self._element(tag, attrs)
-        if tag in VOID and not self.foreign:
-            return
-        if not self.foreign:
-            if tag in ENDS_P and any(t == "p" for t, _ in self.stack):
-                if self.stack[-1][0] == "p" and tag == "p":
-                    self.stack.pop()
-                else:
-                    opened = next(line for t, line in reversed(self.stack) if t == "p")
-                    self.problem(
-                        f"<{tag}> inside an open <p> (opened on line {opened}): the browser ends the paragraph early"
-                    )
-            top = self.stack[-1][0] if self.stack else None
-            if top in CLOSED_BY and tag in CLOSED_BY[top]:
-                self.stack.pop()
-        if tag in FOREIGN:
-            self.foreign += 1
-        self.stack.append((tag, self.getpos()[0]))
-
-    def handle_startendtag(self, tag: str, attrs) -> None:
-        self._element(tag, attrs)
-        if not self.foreign and tag not in VOID:
-            self.problem(f"<{tag} /> is not a void element: the browser leaves it open")
-            self.stack.append((tag, self.getpos()[0]))
-
-    def handle_endtag(self, tag: str) -> None:
-        if self.inline is not None and tag == self.inline[0]:
-            kind, line, parts = self.inline
-            self.inline = None
-            if not self._inline_allowed(kind, "".join(parts)):
-                self.problems.append(
-                    (
-                        line,
-                        f"an inline <{kind}> is blocked by the CSP (its sha256 is not in "
-                        f"{kind}-src); put it in a file under assets/",
-                    )
-                )
-        if tag in VOID and not self.foreign:
-            self.problem(f"</{tag}>: {tag} is a void element and has no end tag")
-            return
-        if not any(t == tag for t, _ in self.stack):
-            self.problem(f"</{tag}> without an open <{tag}>")
-            return
-        while self.stack:
-            open_tag, line = self.stack.pop()
-            if open_tag in FOREIGN:
-                self.foreign -= 1
-            if open_tag == tag:
-                break
-            if open_tag not in OPTIONAL_END or self.foreign:
-                self.problem(f"<{open_tag}> opened on line {line} is not closed before </{tag}> (misnested tags)")
-
-    def close(self) -> None:
-        super().close()
-        for tag, line in self.stack:
-            if tag not in OPTIONAL_END:
-                self.problems.append((line, f"<{tag}> is never closed"))
-        if not self.doctype:
-            self.problems.append((1, "no <!doctype html>: the browser renders in quirks mode"))
-
-    def _element(self, tag: str, attrs) -> None:
-        names = [name for name, _ in attrs]
-        for name in sorted({n for n in names if names.count(n) > 1}):
-            self.problem(f"<{tag}> has the attribute {name!r} twice")
-        a = {name: (value or "") for name, value in attrs}
-        line = self.getpos()[0]
-        if tag == "meta" and a.get("http-equiv", "").lower() == "content-security-policy":
-            self.csp = a.get("content", "")
-        if tag == "meta" and a.get("http-equiv", "").lower() == "refresh":
-            self.problem('<meta http-equiv="refresh"> moves the reader elsewhere without asking; use a link')
-        if tag == "base":
-            self.problem("<base> changes where every relative link points (and the CSP forbids it)")
-        for name in sorted(n for n in a if n.startswith("on") and len(n) > 2):
-            self.problem(f"<{tag} {name}=...>: inline event handlers are blocked by the CSP; use a script file")
-        if "style" in a:
-            self.problem(f"<{tag} style=...>: inline styles are blocked by the CSP; use a class in a stylesheet")
-        runs = tag == "script" and "src" not in a and a.get("type", "").lower() not in DATA_SCRIPT_TYPES
-        if tag == "style" or runs:
-            self.inline = (tag, line, [])
-        if "id" in a:
-            if a["id"] in self.ids:
-                self.problem(f"duplicate id {a['id']!r} (first on line {self.ids[a['id']]})")
-            else:
-                self.ids[a["id"]] = line
-        if tag == "a" and "name" in a:
-            self.ids.setdefault(a["name"], line)
-        if tag == "img" and not self.foreign:
-            hidden = a.get("aria-hidden") == "true" or a.get("role") in ("presentation", "none")
-            if not a.get("alt", "").strip() and not hidden:
-                self.problem(f"<img src={a.get('src', '')!r}> has no alt text")
-        rels = set(a.get("rel", "").lower().split())
-        blank = a.get("target") == "_blank" and not rels & {"noopener", "noreferrer"}
-        for attr, url, loads in _urls(tag, a, rels):
-            self.refs.append(Reference(line, tag, attr, url, loads, blank and attr == "href"))
+    ids: dict[str, int] = field(default_factory=dict)
+    refs: list[Reference] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _urls(tag: str, a: dict, rels: set):
-    if tag in ("a", "area") and "href" in a:
-        yield "href", a["href"], False
-    if tag == "link" and "href" in a:
-        yield "href", a["href"], bool(rels & LOADING_RELS) or not rels
-    for attr in ("src", "poster", "data"):
-        if attr in a and tag in (
-            "img",
-            "script",
-            "iframe",
-            "embed",
-            "source",
-            "track",
-            "audio",
-            "video",
-            "input",
-            "object",
-            "frame",
-        ):
-            yield attr, a[attr], True
-    if "srcset" in a:
-        for candidate in a["srcset"].split(","):
-            if candidate.strip():
-                yield "srcset", candidate.split()[0], True
-    if tag in ("use", "image", "feimage"):
-        for attr in ("href", "xlink:href"):
-            if attr in a:
-                yield attr, a[attr], True
+def _inline_allowed(csp: str, kind: str, text: str) -> bool:
+    """An inline <script> or <style> runs only if the page's CSP lists its sha256 (as the 404 page does)."""
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    for part in csp.split(";"):
+        words = part.split()
+        if words and words[0].lower() == f"{kind}-src":
+            return f"'sha256-{digest}'" in words[1:]
+    return False
+
+
+def read_report(text: str) -> PageReport:
+    """One page as a browser reads it (html5lib), held to what the site promises (module docstring)."""
+    report = PageReport()
+    try:
+        reading = read_page(text)
+    except ValueError as exc:
+        report.problems.append((1, f"not read further: {exc}"))
+        return report
+    report.problems += [(line, _guess(code, data)) for line, code, data in reading.errors if "doctype" not in code]
+    if not reading.doctype:
+        report.problems.append((1, "no <!doctype html>: the browser renders in quirks mode"))
+    report.ids = ids_of(reading.elements)
+    seen: dict[str, int] = {}
+    csp = ""  # the page's Content-Security-Policy meta, which decides what inline code may run
+    for el in reading.elements:
+        problems = _element_problems(el, csp)
+        if el.tag == "meta" and el.attrs.get("http-equiv", "").lower() == "content-security-policy":
+            csp = el.attrs.get("content", "")
+        if "id" in el.attrs:
+            if el.attrs["id"] in seen:
+                problems.append(f"duplicate id {el.attrs['id']!r} (first on line {seen[el.attrs['id']]})")
+            seen.setdefault(el.attrs["id"], el.line)
+        report.problems += [(el.line, message) for message in problems]
+        report.refs += references(el)
+    return report
+
+
+def _element_problems(el: Element, csp: str) -> list[str]:
+    a, tag, out = el.attrs, el.tag, []
+    if tag == "meta" and a.get("http-equiv", "").lower() == "refresh":
+        out.append('<meta http-equiv="refresh"> moves the reader elsewhere without asking; use a link')
+    if tag == "base":
+        out.append("<base> changes where every relative link points (and the CSP forbids it)")
+    if tag in EMBEDS and el.space == "html":
+        out.append(f"<{tag}> shows another document inside the page; the site shows only its own pages")
+    if el.space == "svg" and tag == "script":
+        out.append("a <script> inside SVG runs code in the page; put scripts in a file under assets/")
+    if el.space == "svg" and tag in SVG_ANIMATION and "href" in a.get("attributeName", "").lower():
+        out.append(f"<{tag} attributeName={a['attributeName']!r}> changes an address while the page runs")
+    for name in sorted(n for n in a if n.lower().startswith("on") and len(n) > 2):
+        out.append(f"<{tag} {name}=...>: inline event handlers are blocked by the CSP; use a script file")
+    if "style" in a:
+        out.append(f"<{tag} style=...>: inline styles are blocked by the CSP; use a class in a stylesheet")
+    runs = el.space == "html" and tag == "script" and "src" not in a
+    runs = runs and a.get("type", "").lower() not in DATA_SCRIPT_TYPES
+    if (tag == "style" or runs) and not _inline_allowed(csp, tag, el.text):
+        out.append(
+            f"an inline <{tag}> is blocked by the CSP (its sha256 is not in {tag}-src); put it in a file under assets/"
+        )
+    if tag == "img" and el.space == "html":
+        hidden = a.get("aria-hidden") == "true" or a.get("role") in ("presentation", "none")
+        if not a.get("alt", "").strip() and not hidden:
+            out.append(f"<img src={a.get('src', '')!r}> has no alt text")
+    return out
 
 
 class Site:
     def __init__(self, root: Path):
         self.root = root
         self.files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-        self.pages: dict[str, PageParser] = {}
+        self.pages: dict[str, PageReport] = {}
         self.problems: list[Problem] = []
 
     def add(self, file: str, line: int, message: str) -> None:
@@ -314,57 +148,23 @@ class Site:
 
     def parse_pages(self) -> None:
         for rel in sorted(f for f in self.files if f.endswith(".html")):
-            parser = PageParser()
             try:
-                parser.feed((self.root / rel).read_text(encoding="utf-8"))
-                parser.close()
+                report = read_report((self.root / rel).read_text(encoding="utf-8"))
             except UnicodeDecodeError as exc:
                 self.add(rel, 0, f"not UTF-8: {exc.reason}")
                 continue
-            self.pages[rel] = parser
-            for line, message in parser.problems:
+            self.pages[rel] = report
+            for line, message in report.problems:
                 self.add(rel, line, message)
 
-    def check_reference(self, page: str, ref: Reference) -> None:
-        url = clean_url(ref.url)  # as a browser reads it: entities decoded, tabs and newlines dropped
-        what = f"<{ref.tag} {ref.attr}={ref.url.strip()!r}>"
-        if not url:
-            self.add(page, ref.line, f"{what}: empty address")
-            return
-        if ref.blank_without_noopener:
-            self.add(page, ref.line, f'{what} opens a new tab without rel="noopener"')
-        scheme = url_scheme(url)
-        if scheme:
-            if scheme == "data" and ref.tag in ("img", "source", "link") and ref.loads:
-                return  # inline bytes, not a request (e.g. href="data:," stops the favicon fetch)
-            if ref.loads:
-                self.add(
-                    page,
-                    ref.line,
-                    f"{what} loads from another origin; only relative paths to files in the site are allowed",
-                )
-            elif link_problem(url):
-                self.add(page, ref.line, f"{what}: {link_problem(url)}")
-            return
-        if url.startswith("/"):
-            self.add(
-                page,
-                ref.line,
-                f"{what} is an absolute path: it breaks under a project subpath and on file://; make it relative",
-            )
-            return
-        parts = urlsplit(url)
-        target = page if not parts.path else link_target(page, parts.path, self.files)
-        if target is None:
-            self.add(page, ref.line, f"{what} points outside the site")
-            return
-        if target not in self.files:
-            self.add(page, ref.line, f"{what}: no such file {target}")
-            return
-        fragment = unquote(parts.fragment)
-        known = target.endswith(".html") and target in self.pages
-        if fragment and fragment != "top" and known and fragment not in self.pages[target].ids:
-            self.add(page, ref.line, f"{what}: {target} has no element with id {fragment!r}")
+    def check_references(self) -> None:
+        """Every link and asset of every page, by the rules the build applies too (site/links.py)."""
+        ids = {rel: report.ids for rel, report in self.pages.items()}
+        for rel, report in self.pages.items():
+            for ref in report.refs:
+                problem = reference_problem(rel, ref, self.files, ids)
+                if problem:
+                    self.add(rel, ref.line, f"<{ref.tag} {ref.attr}={ref.url.strip()!r}>: {problem}")
 
     def check_stylesheets(self) -> None:
         for rel in sorted(f for f in self.files if f.endswith(".css")):
@@ -389,9 +189,21 @@ class Site:
                 self.add(rel, exc.position[0], f"not well-formed SVG: {exc}")
                 continue
             for el in tree.iter():
+                tag = str(el.tag).rsplit("}", 1)[-1]
+                if tag == "script":
+                    self.add(rel, 0, "a <script> in an SVG file runs when the file is opened; SVG figures hold no code")
+                if tag == "foreignObject":
+                    self.add(rel, 0, "a <foreignObject> puts HTML inside an SVG file; SVG figures hold drawings only")
                 for name, value in el.attrib.items():
-                    if name.endswith("href") and url_scheme(value) not in ("", "data"):
+                    name = name.rsplit("}", 1)[-1]
+                    if name.lower().startswith("on"):
+                        self.add(rel, 0, f"<{tag} {name}=...>: an event handler in an SVG file runs code")
+                    elif name == "href" and url_scheme(value) == "javascript":
+                        self.add(rel, 0, f"<{tag} href={value[:40]!r}> runs code when followed")
+                    elif name == "href" and url_scheme(value) not in ("", "data"):
                         self.add(rel, 0, f"the figure loads {value!r} from another origin")
+                    elif name == "attributeName" and "href" in value.lower():
+                        self.add(rel, 0, f"<{tag} attributeName={value!r}> changes an address while the file is open")
         path = self.root / "figures" / "manifest.json"
         if not path.exists():
             return
@@ -443,9 +255,7 @@ def check_site(root: Path) -> list[Problem]:
     if not any(f.endswith(".html") for f in site.files):
         site.add(".", 0, "no HTML pages")
     site.parse_pages()
-    for rel, parser in site.pages.items():
-        for ref in parser.refs:
-            site.check_reference(rel, ref)
+    site.check_references()
     site.check_stylesheets()
     site.check_figures()
     return sorted(set(site.problems))

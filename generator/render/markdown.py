@@ -27,7 +27,7 @@ _LOOSE_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
 _PLACEHOLDER = re.compile(r"<!--widget-(\d+)-->(\s*)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Heading:
     level: int
     id: str
@@ -53,7 +53,6 @@ def _math_block(self, tokens, idx, options, env) -> str:
 
 def markdown_renderer() -> MarkdownIt:
     from markdown_it import MarkdownIt
-    from mdit_py_plugins.anchors import anchors_plugin
     from mdit_py_plugins.dollarmath import dollarmath_plugin
     from mdit_py_plugins.footnote import footnote_plugin
 
@@ -62,8 +61,40 @@ def markdown_renderer() -> MarkdownIt:
     md.add_render_rule("math_inline", _math_inline)  # the MathML made in render_markdown, where the line is known
     md.add_render_rule("math_block", _math_block)
     footnote_plugin(md)
-    anchors_plugin(md, min_level=2, max_level=3, permalink=True, permalinkSymbol="#", permalinkBefore=False)
+    md.core.ruler.push("anchor", _anchors)
     return md
+
+
+def _anchors(state) -> None:
+    """An id on each h2 and h3 from its words, and a "#" link to it after them (mdit_py_plugins' anchors, with
+    the same slugs): a repeated slug gets -1, -2, ... in time that grows with the page, however many repeat."""
+    from markdown_it.token import Token
+    from mdit_py_plugins.anchors.index import slugify
+
+    taken: set[str] = set()
+    tried: dict[str, int] = {}  # slug -> the next suffix worth trying: every smaller one is taken already
+    for i, tok in enumerate(state.tokens):
+        if tok.type != "heading_open" or tok.tag not in ("h2", "h3"):
+            continue
+        inline = state.tokens[i + 1]
+        slug = slugify("".join(c.content for c in inline.children or () if c.type in ("text", "code_inline")))
+        unique, n = slug, tried.get(slug, 1)
+        if unique in taken:
+            while (unique := f"{slug}-{n}") in taken:
+                n += 1
+            tried[slug] = n + 1
+        taken.add(unique)
+        tok.attrSet("id", unique)
+        link = Token("link_open", "a", 1)
+        link.attrSet("class", "header-anchor")
+        link.attrSet("href", f"#{unique}")
+        inline.children = [
+            *(inline.children or ()),
+            Token("text", "", 0, content=" "),
+            link,
+            Token("html_block", "", 0, content="#"),
+            Token("link_close", "a", -1),
+        ]
 
 
 def _check_tokens(tokens: list[Token], widgets: Sequence[str]) -> None:

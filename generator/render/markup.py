@@ -14,7 +14,6 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-from html.parser import HTMLParser
 from types import MappingProxyType
 from urllib.parse import unquote
 
@@ -178,62 +177,52 @@ def _refused(snippet: str, why: str, hint: bool = True) -> RawHtmlError:
     return RawHtmlError(f"{why} ({shown(snippet)}){allowed}", snippet)
 
 
-class _RawHtml(HTMLParser):
-    """Checks one piece of raw HTML, raising at the first thing refused, and notes where a link to another
-    site needs rel="noopener noreferrer"."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.noopener: list[tuple[tuple[int, int], str]] = []  # (line, column) of a start tag, and its text
-
-    def handle_starttag(self, tag, attrs):
-        snippet = self.get_starttag_text() or f"<{tag}>"
-        if tag not in RAW_HTML_TAGS:
-            raise _refused(snippet, f"raw HTML <{tag}> is not allowed in a page")
-        for name, value in attrs:
-            if name not in RAW_HTML_ATTRIBUTES or (name == "href" and tag != "a"):
-                raise _refused(snippet, f"the attribute {shown(name)} on raw <{tag}> is not allowed in a page")
-            if name == "href" and link_problem(value or ""):
-                raise _refused(snippet, link_problem(value or ""), hint=False)
-        if tag == "a" and "rel" not in dict(attrs) and any(n == "href" and leaves_site(v or "") for n, v in attrs):
-            self.noopener.append((self.getpos(), snippet))
-
-    handle_startendtag = handle_starttag
-
-    def handle_endtag(self, tag):
-        if tag not in RAW_HTML_TAGS:
-            raise _refused(f"</{tag}", f"raw HTML </{tag}> is not allowed in a page")
-
-    def handle_comment(self, data):
-        if data.strip().startswith("widget-"):
-            why = 'a widget placeholder cannot be written by hand; use {{ widget("name") }}'
-            raise _refused(f"<!--{data}-->", why, hint=False)
-
-    def handle_decl(self, decl):
-        raise _refused(f"<!{decl}", "a raw HTML declaration is not allowed in a page")
-
-    def handle_pi(self, data):
-        raise _refused(f"<?{data}", "a raw HTML processing instruction is not allowed in a page")
-
-    def unknown_decl(self, data):
-        raise _refused(f"<![{data}", "raw HTML CDATA is not allowed in a page")
-
-
-def _with_noopener(text: str, tags: list[tuple[tuple[int, int], str]]) -> str:
-    """`text` with rel="noopener noreferrer" written into each start tag listed (by position and text)."""
-    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]  # where each line begins, as getpos counts
-    out, done = [], 0
-    for (line, column), tag in tags:
-        at = starts[line - 1] + column + len(tag) - (2 if tag.endswith("/>") else 1)
-        out += [text[done:at], NOOPENER]
-        done = at
-    return "".join(out) + text[done:]
+def _check_token(token, snippet: str) -> None:
+    """Refuse one token of raw HTML that is outside the allowlist (`snippet`: its text)."""
+    if token.kind == "start":
+        if token.name not in RAW_HTML_TAGS:
+            raise _refused(snippet, f"raw HTML <{token.name}> is not allowed in a page")
+        for name, value in token.attrs:
+            if name not in RAW_HTML_ATTRIBUTES or (name == "href" and token.name != "a"):
+                raise _refused(snippet, f"the attribute {shown(name)} on raw <{token.name}> is not allowed in a page")
+            if name == "href" and link_problem(value):
+                raise _refused(snippet, link_problem(value), hint=False)
+    elif token.kind == "end" and token.name not in RAW_HTML_TAGS:
+        raise _refused(snippet, f"raw HTML </{token.name}> is not allowed in a page")
+    elif token.kind == "comment" and token.name.strip().startswith("widget-"):
+        why = 'a widget placeholder cannot be written by hand; use {{ widget("name") }}'
+        raise _refused(snippet, why, hint=False)
+    elif token.kind == "comment" and not snippet.startswith("<!--"):
+        raise _refused(snippet, "a raw HTML declaration, CDATA or processing instruction is not allowed in a page")
+    elif token.kind == "doctype":
+        raise _refused(snippet, "a raw HTML declaration is not allowed in a page")
 
 
 def check_html(text: str) -> str:
-    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES (a RawHtmlError naming the first offending tag);
-    return the text with rel="noopener noreferrer" on each link that leaves the site."""
-    parser = _RawHtml()
-    parser.feed(text)
-    parser.close()
-    return _with_noopener(text, parser.noopener) if parser.noopener else text
+    """Refuse raw HTML beyond RAW_HTML_TAGS/RAW_HTML_ATTRIBUTES (a RawHtmlError naming the first offending tag),
+    read as a browser reads it (reading.raw_tokens: comments end where a browser ends them, and a piece that
+    leaves a tag, attribute or comment open is refused, since it would swallow the text after it); return the
+    text with rel="noopener noreferrer" on each link that leaves the site."""
+    from .reading import raw_tokens
+
+    try:
+        tokens, closed = raw_tokens(text)
+    except ValueError as exc:
+        raise _refused(text.strip()[:60], f"raw HTML where {exc} is not allowed in a page", hint=False) from None
+    for token in tokens:
+        _check_token(token, text[token.start : token.end].strip())
+    if not closed:
+        raise _refused(
+            text.strip()[:60],
+            "raw HTML that leaves a tag, an attribute value or a comment open is not allowed in a page "
+            "(a browser would read the text after it as part of it)",
+            hint=False,
+        )
+    out, done = [], 0
+    for token in tokens:
+        attrs = dict(token.attrs)
+        if token.kind == "start" and token.name == "a" and "rel" not in attrs and leaves_site(attrs.get("href", "")):
+            at = token.end - (2 if token.self_closing else 1)
+            out += [text[done:at], NOOPENER]
+            done = at
+    return "".join(out) + text[done:] if out else text

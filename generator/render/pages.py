@@ -26,6 +26,7 @@ from ..model.engine import Verdict
 from ..model.readers import load_yaml, outside_project, read_text, shown
 from .markdown import Heading, placeholder, render_markdown
 from .markup import MarkupProblem
+from .sandbox import BudgetError, Record, sandbox
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -62,8 +63,50 @@ class Page:
         return f"{self.slug}.html"
 
     def document_title(self, site_title: str) -> str:
-        """The <title>: "Page · Site", or the site's title alone when the page (the home page) shares it."""
-        return site_title if self.title.strip() == site_title.strip() else f"{self.title} · {site_title}"
+        return document_title(self.title, site_title)
+
+
+@dataclass(frozen=True)
+class PageView:
+    """A page as templates read it: its words and addresses, not its file."""
+
+    slug: str
+    url: str
+    title: str
+    nav_title: str
+    description: str
+    part: str
+    html: str
+    headings: tuple[Heading, ...]
+    shows_numbers: bool
+    prev: PageView | None = None  # the neighbours, as views without neighbours of their own
+    next: PageView | None = None
+
+    def document_title(self, site_title: str) -> str:
+        return document_title(self.title, site_title)
+
+
+def document_title(title: str, site_title: str) -> str:
+    """The <title>: "Page · Site", or the site's title alone when the page (the home page) shares it."""
+    return site_title if title.strip() == site_title.strip() else f"{title} · {site_title}"
+
+
+def page_view(page: Page | None, neighbours: bool = True) -> PageView | None:
+    if page is None:
+        return None
+    return PageView(
+        slug=page.slug,
+        url=page.url,
+        title=page.title,
+        nav_title=page.nav_title,
+        description=page.description,
+        part=page.part,
+        html=page.html,
+        headings=tuple(page.headings),
+        shows_numbers=page.shows_numbers,
+        prev=page_view(page.prev, False) if neighbours else None,
+        next=page_view(page.next, False) if neighbours else None,
+    )
 
 
 def load_page(path: Path, part: str = "main") -> Page:
@@ -192,21 +235,11 @@ class _ProjectLoader(jinja2.FileSystemLoader):
 
 
 def environment(templates_dir: Path) -> jinja2.Environment:
-    """Jinja in its sandbox: a page or template reads the values it is given and calls their public methods,
-    and nothing more (no attribute starting with "_", no changing a list or dict, no range over 100,000)."""
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(
-        loader=_ProjectLoader(str(templates_dir)),
-        autoescape=jinja2.select_autoescape(["html"]),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(FILTERS)
-    env.globals["Verdict"] = Verdict  # templates name a verdict as Verdict.REJECTED, never by a bare word
-    return env
+    """Jinja in its sandbox (sandbox.py): a page or template reads the data it is given and calls the functions
+    written for it, within budgets of loop turns, sizes and time, and nothing more (no attribute starting with
+    "_", no path, file or module, no changing a list or dict, no range over 100,000)."""
+    verdicts = Record(**{v.name: v for v in Verdict})  # templates name a verdict as Verdict.REJECTED
+    return sandbox(_ProjectLoader(str(templates_dir)), FILTERS, {"Verdict": verdicts})
 
 
 def _innermost_template(exc: BaseException) -> tuple[str, int] | None:
@@ -230,10 +263,14 @@ def template_error(exc: BaseException, page: Page | None = None) -> PageError:
     if name == "<template>" and isinstance(page, Page):
         name, line = str(page.source), (line or 1) + page.body_line - 1
     place = f"line {line}: " if line else ""
-    if isinstance(exc, jinja2.exceptions.SecurityError):
+    if isinstance(exc, BudgetError):
+        message = str(exc)
+    elif isinstance(exc, jinja2.exceptions.SecurityError):
         message = f"not allowed in a page or template: {exc}"
     elif isinstance(exc, (jinja2.TemplateError, UserError)):
         message = getattr(exc, "message", None) or str(exc)
+    elif isinstance(exc, (MemoryError, RecursionError)):
+        message = "the page asks for more memory or deeper calls than a page may use"
     else:
         message = f"{type(exc).__name__}: {exc}"
     return PageError(f"{name}: {place}{' '.join(message.split())}")
@@ -268,8 +305,9 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
     page's file and line."""
     widgets = Widgets(env, variables)
     pieces, size = [], 0
+    env.start_render()
     try:
-        for piece in env.from_string(page.markdown).generate(**variables, page=page, widget=widgets):
+        for piece in env.from_string(page.markdown).generate(**variables, page=page_view(page), widget=widgets):
             pieces.append(piece)
             size += len(piece)
             if size > MAX_PAGE_BYTES:
@@ -295,7 +333,10 @@ def render_page(page: Page, env: jinja2.Environment, md: MarkdownIt, variables: 
 
 
 def render_layout(page: Page, pages: list[Page], env: jinja2.Environment, variables: dict) -> str:
+    env.start_render()
     try:
-        return env.get_template("page.html").render({**variables, "page": page, "pages": pages})
+        views = [page_view(p) for p in pages]
+        this = next((v for p, v in zip(pages, views) if p is page), None) or page_view(page)  # `is sameas` holds
+        return env.get_template("page.html").render({**variables, "page": this, "pages": views})
     except Exception as exc:
         raise template_error(exc) from None

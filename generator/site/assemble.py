@@ -108,6 +108,7 @@ def page_variables(
     config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info, practice=None
 ) -> dict:
     """What every page, widget and the 404 page are rendered with."""
+    from ..render.sandbox import plain
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
     from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
@@ -119,7 +120,7 @@ def page_variables(
         "site": site,
         "tokens": facts.tokens,
         "k": facts.k,
-        "config": config,
+        "config": plain(config),  # the settings' values: no methods, no paths
         "figures": {
             name: RenderedFigure(name, svg, alt, caption) for name, (_, svg, _, alt, caption, _) in figures.items()
         },
@@ -156,22 +157,24 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
     import jinja2
 
     from ..render.markdown import markdown_renderer
-    from ..render.pages import environment, load_pages, render_layout, render_page, template_error
+    from ..render.pages import environment, load_pages, page_view, render_layout, render_page, template_error
     from .publish import sitemap, strict_check
 
     site_src = root / "site_src"
     pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
-    variables = {**variables, "pages": pages}
+    variables = {**variables, "pages": [page_view(p) for p in pages]}
     markdown = markdown_renderer()
     for page in pages:
         render_page(page, env, markdown, variables)
     for page in pages:
         files[page.url] = render_layout(page, pages, env, variables).encode("utf-8")
     if pages and (site_src / "templates" / "404.html").exists():
+        env.start_render()
         try:
-            files["404.html"] = env.get_template("404.html").render({**variables, "first_page": pages[0]}).encode()
+            first = page_view(pages[0])
+            files["404.html"] = env.get_template("404.html").render({**variables, "first_page": first}).encode()
         except jinja2.TemplateError as exc:
             raise template_error(exc) from None
     assets = site_src / "assets"

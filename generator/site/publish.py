@@ -25,7 +25,6 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -155,77 +154,30 @@ def numbers_csv(numbers: list[dict]) -> bytes:
 
 # --- strict build -------------------------------------------------------------------------------
 
-_LINKING = MappingProxyType(
-    {"a": "href", "area": "href", "link": "href", "img": "src", "script": "src", "source": "src", "iframe": "src"}
-)
-
-
-def _links(text: str) -> tuple[set[str], list[tuple[str, str]]]:
-    """The ids in a page, and each (tag, address) of its links and assets, read by an HTML parser (in time
-    that grows with the page, whatever it holds)."""
-    ids: set[str] = set()
-    refs: list[tuple[str, str]] = []
-
-    class Links(HTMLParser):
-        def handle_starttag(self, tag, attrs):
-            for name, value in attrs:
-                if name == "id" and value:
-                    ids.add(value)
-                elif name == _LINKING.get(tag) and value is not None:
-                    refs.append((tag, value))
-
-        handle_startendtag = handle_starttag
-
-    parser = Links(convert_charrefs=True)
-    parser.feed(text)
-    parser.close()
-    return ids, refs
-
 
 def broken_links(files: dict[str, bytes]) -> list[tuple[str, str, str]]:
-    """(page, address, why) for every link or asset inside the site that leads nowhere.
+    """(page, address, why) for every link or asset that breaks the site's rules: `check`'s own check
+    (site/links.py), run on the pages before they are written."""
+    from .links import broken_links as check_links
 
-    The rules of `check` (commands/check.py) for addresses inside the site, on the pages before
-    they are written, with a scan cheap enough for every build; `check` also covers what a build
-    cannot get wrong by itself (HTML structure, other origins, alt text)."""
-    from urllib.parse import unquote, urlsplit
+    return check_links(files)
 
-    from ..render.markup import clean_url, link_problem, link_target, url_scheme
 
-    read = {rel: _links(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".html")}
-    out = []
-    for rel, (_, refs) in sorted(read.items()):
-        for tag, value in refs:
-            url = clean_url(value)
-            if tag in ("a", "area") and link_problem(value):
-                out.append((rel, value, link_problem(value)))
-                continue
-            if not url or url == "#top" or url_scheme(url):
-                continue  # other origins, data: and mailto: are `check`'s business
-            if url.startswith("/"):
-                out.append(
-                    (rel, url, "an absolute path breaks under a project subpath and on file://; make it relative")
-                )
-                continue
-            parts = urlsplit(url)
-            target = rel
-            if parts.path:
-                target = link_target(rel, parts.path, files)
-                if target is None:
-                    out.append((rel, url, "points outside the site"))
-                    continue
-                if target not in files:
-                    out.append((rel, url, f"no such file {target}"))
-                    continue
-            fragment = unquote(parts.fragment)
-            if fragment and fragment != "top" and target in read and fragment not in read[target][0]:
-                out.append((rel, url, f"{target} has no element with id {fragment!r}"))
-    return out
+def _link_line(page, url: str) -> int | None:
+    """The line of the page's source where `url` is written as a link's address (Markdown's `](url)` or
+    `[ref]: url`, or an href), not merely mentioned; None when the page's text does not spell it."""
+    if not url:
+        return None
+    written = re.compile(
+        r"(?:\]\(\s*<?|^\s*\[[^\]]+\]:[ \t]*<?|href\s*=\s*[\"']?)" + re.escape(url) + r"(?=[\s)\"'>]|$)", re.M
+    )
+    m = written.search(page.markdown)
+    return None if m is None else page.body_line + page.markdown.count("\n", 0, m.start())
 
 
 def strict_check(files: dict[str, bytes], pages) -> None:
-    """Fail the build, in one line, on the first internal link or anchor that leads nowhere, naming the file the
-    reader's author wrote that holds the link, with its line when the link is spelt there."""
+    """Fail the build, in one line, on the first link or asset that breaks the site's rules, naming the file
+    the reader's author wrote that holds it, with the line where its address is written there."""
     broken = broken_links(files)
     if not broken:
         return
@@ -233,11 +185,10 @@ def strict_check(files: dict[str, bytes], pages) -> None:
     page = next((p for p in pages if p.url == rel), None)
     if page is None:
         where = f"site_src/templates/{rel}" if rel.endswith(".html") else rel
-    elif url in page.markdown:
-        where = f"{page.source}: line {page.body_line + page.markdown.count(chr(10), 0, page.markdown.find(url))}"
     else:
-        where = str(page.source)
-    raise UserError(f"{where}: broken link {url!r}: {why}")
+        line = _link_line(page, url)
+        where = f"{page.source}: line {line}" if line else str(page.source)
+    raise UserError(f"{where}: broken link {url!r}: {why}" if url else f"{where}: {why}")
 
 
 def bibtex(info: BuildInfo, title: str, author: str) -> str:
@@ -254,7 +205,14 @@ def bibtex(info: BuildInfo, title: str, author: str) -> str:
     return f"@misc{{specdec-exactly,\n{body}\n}}"
 
 
+# What must not appear as itself in JSON inside a <script> element: "<" could start "</script>" or "<!--", which
+# changes how the HTML parser reads the rest of the page; ">" and "&" are escaped likewise for any other context;
+# U+2028 and U+2029 end a line in older JavaScript. JSON's own escape keeps the data the same.
+_SCRIPT_ESCAPES = MappingProxyType({ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
 def json_for_script(data: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no "</" can close the element early."""
+    """JSON inert inside <script type="application/json">: no "<", ">", "&", U+2028 or U+2029 as itself (each as
+    \\u003c and the like), so nothing in the data can end the element or change how the page parses."""
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/"))
+    return Markup(text.translate(_SCRIPT_ESCAPES))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.commands.check import LOADING_RELS, PageParser, check_site
+from generator.commands.check import LOADING_RELS, check_site, read_report
 from quality_support import VNU, WEIGHT_ROWS, is_playground, need_java, need_node_modules, page_names
 
 KB = 1000
@@ -161,9 +161,7 @@ def weight(site: Path, name: str) -> tuple[int, int]:
 
 
 def fetched(site: Path, name: str) -> set[str]:
-    parser = PageParser()
-    parser.feed((site / name).read_text(encoding="utf-8"))
-    parser.close()
+    parser = read_report((site / name).read_text(encoding="utf-8"))
     root = site.resolve()
     todo = [(site / name).resolve()]
     todo += [
