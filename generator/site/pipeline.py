@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -184,25 +183,14 @@ def draw_figures(facts: Facts, cache: Cache, progress: Progress | None = None) -
 
     versions = [library_version(name) for name in ("matplotlib", "numpy")]
     plan = jobs(facts)
-    keys = {job.name: (job.ref.function, job.ref.inputs, versions) for job in plan}
-    missing = [job for job in plan if not cache.has("figure", keys[job.name], FIGURE)]
-    fresh = dict(zip((job.name for job in missing), draw_all(missing)))
     drawn = {}
     for count, job in enumerate(plan, start=1):
-        figure = cache.get_or_compute("figure", keys[job.name], lambda job=job: fresh[job.name], FIGURE)
+        key = (job.ref.function, job.ref.inputs, versions)
+        figure = cache.get_or_compute("figure", key, partial(draw_one, job), FIGURE)
         drawn[job.name] = (*figure, job.ref)
         if progress:
             progress("figures", count, len(plan))
     return drawn
-
-
-def draw_all(jobs: list) -> list[tuple[str, str, str, str, str]]:
-    """Each job drawn, in order. Drawing is the one slow step of a cold build (about 2 CPU seconds with
-    matplotlib's import), so more than one figure to draw is shared between two processes."""
-    if len(jobs) < 2 or (os.cpu_count() or 1) < 2:
-        return [draw_one(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(draw_one, jobs))
 
 
 def draw_one(job) -> tuple[str, str, str, str, str]:
