@@ -6,15 +6,17 @@ misspelt key is reported instead of silently ignored.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
-from .readers import load_yaml, read_text, shown
+from .readers import inside, load_yaml, project_root, read_text, shown
 
 
 class ConfigError(UserError):
@@ -155,7 +157,36 @@ def load_config(path: str | Path) -> SiteConfig:
             f"{path}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
             f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})"
         )
-    return replace(config, source=str(path))
+    config = replace(config, source=str(path))
+    check_paths(config, path)
+    return config
+
+
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+def check_paths(config: SiteConfig, path: Path) -> None:
+    """Every path a setting names stays inside the project (the folder holding data/ and site_src/, else the
+    folder of site.yaml); a corpus of a package is a glob over that package's own files."""
+    root = project_root(path) or Path(os.path.abspath(path)).parent
+    if not inside(config.profiles_path(), root):
+        raise ConfigError(f"{path}: profiles: {shown(config.profiles)} lies outside the project ({root}): refused")
+    for kind in ("prose", "code"):
+        corpus = getattr(config.playground, kind)
+        place, parts = f"playground.{kind}.files", PurePath(corpus.files).parts
+        if corpus.package:
+            if PurePath(corpus.files).is_absolute() or ".." in parts:
+                raise ConfigError(
+                    f"{path}: {place}: {shown(corpus.files)} must be a glob inside the package {shown(corpus.package)}"
+                    " (no absolute path, no ..)"
+                )
+            continue
+        fixed = list(itertools.takewhile(lambda part: not GLOB_CHARACTERS & set(part), parts))
+        if ".." in parts[len(fixed) :] or not inside(Path(path).parent.joinpath(*fixed), root):
+            raise ConfigError(
+                f"{path}: {place}: {shown(corpus.files)} leads outside the project ({root}): refused; name files "
+                "inside it, or a package and a glob over its files"
+            )
 
 
 def _build(cls, raw: Any, source: str, where: str):

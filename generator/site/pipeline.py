@@ -25,7 +25,7 @@ from ..model.config import SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
-from ..model.readers import outside_project
+from ..model.readers import inside, not_a_file, outside_project, project_root
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .output import target_of, write_atomically
@@ -93,6 +93,13 @@ def refuse_links_out(root: Path) -> None:
                 problem = outside_project(path) if path.is_symlink() else None
                 if problem:
                     raise BuildError(problem)
+                if name in names:  # a device, a FIFO or a socket would block a read or never end
+                    try:
+                        problem = not_a_file(os.stat(path).st_mode)
+                    except OSError:  # a broken link: the reader that wants it names it
+                        problem = None
+                    if problem:
+                        raise BuildError(f"{path}: {problem}")
 
 
 def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
@@ -140,16 +147,34 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
     pairs, corpora, licences = {}, {}, {}
     for kind in KINDS:
         c = getattr(settings, kind)
-        files = [
-            (p.name, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in locate(c.package, c.files, base, f"playground.{kind}")
-        ]
+        paths = locate(c.package, c.files, base, f"playground.{kind}")
+        refuse_corpus_files(config, kind, paths)
+        files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
         compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step)
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
     data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
     data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
     return repriced(data, cost.draft_step, cost.verify_step)
+
+
+def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> None:
+    """Each file a corpus setting matched is a regular file inside the project, or among the named package's own
+    installed files (a link leading elsewhere, a device or a FIFO is refused), before a byte of it is read."""
+    import importlib.metadata
+
+    c = getattr(config.playground, kind)
+    where = f"{config.source}: playground.{kind}.files"
+    if c.package:
+        folder, owner = Path(importlib.metadata.distribution(c.package).locate_file("")), f"the package {c.package}"
+    else:
+        folder, owner = project_root(Path(config.source)) or Path(config.source).parent, "the project"
+    for path in paths:
+        if not inside(path, folder):
+            raise BuildError(f"{where}: {path} lies outside {owner} ({os.path.realpath(path)}): refused")
+        problem = not_a_file(os.stat(path).st_mode)
+        if problem:
+            raise BuildError(f"{where}: {path} {problem}")
 
 
 def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) -> tuple[dict, str, str | None]:
