@@ -211,11 +211,60 @@ def draw_figures(facts: Facts, cache: Cache, progress: Progress | None = None) -
     drawn = {}
     for count, job in enumerate(plan, start=1):
         key = (job.ref.function, job.ref.inputs, versions)
-        figure = cache.get_or_compute("figure", key, partial(draw_one, job), FIGURE)
+        figure = cache.get_or_compute("figure", key, partial(draw_one, job), FIGURE, check=inert_figure)
         drawn[job.name] = (*figure, job.ref)
         if progress:
             progress("figures", count, len(plan))
     return drawn
+
+
+# What matplotlib writes, and all a figure may hold: a figure read from the cache (which may be shared, or
+# restored from elsewhere) that holds anything more is drawn again rather than published.
+SVG_PROLOG = (
+    '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"\n'
+    '  "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n'
+)
+SVG_ELEMENTS = MappingProxyType(
+    {
+        "http://www.w3.org/2000/svg": {"svg", "g", "path", "use", "text", "defs", "rect", "clipPath", "pattern"}
+        | {"metadata", "title", "style"},
+        "http://www.w3.org/1999/02/22-rdf-syntax-ns#": {"RDF"},
+        "http://creativecommons.org/ns#": {"Work", "Agent"},
+        "http://purl.org/dc/elements/1.1/": {"type", "format", "creator", "Agent", "title", "date", "description"},
+    }
+)
+SVG_STYLE = "*{stroke-linejoin: round; stroke-linecap: butt}"  # matplotlib's one style sheet
+RDF_RESOURCE = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}resource"
+
+
+def inert_svg(svg: str) -> bool:
+    """Whether an SVG holds only what matplotlib draws: no script, event handler, foreign reference or style
+    sheet of its own, no entity (nothing before <svg> but matplotlib's own prolog)."""
+    import xml.etree.ElementTree as ET
+
+    if not svg.startswith(SVG_PROLOG) or "<!" in svg[len(SVG_PROLOG) :]:
+        return False
+    try:
+        root = ET.fromstring(svg[len(SVG_PROLOG) :])
+    except ET.ParseError:
+        return False
+    for element in root.iter():
+        namespace, _, name = str(element.tag)[1:].partition("}")
+        if name not in SVG_ELEMENTS.get(namespace, ()) or (name == "style" and element.text != SVG_STYLE):
+            return False
+        for attribute, value in element.attrib.items():
+            local = attribute.rpartition("}")[2].lower()
+            if local.startswith("on") or value.lower().replace("url(#", "").count("url(") or "javascript" in value:
+                return False
+            if local == "href" and not value.startswith("#"):
+                return False
+            if attribute == RDF_RESOURCE and not value.startswith("http://purl.org/dc/dcmitype/"):
+                return False
+    return True
+
+
+def inert_figure(figure: tuple) -> bool:
+    return inert_svg(figure[1]) and inert_svg(figure[2])
 
 
 def draw_one(job) -> tuple[str, str, str, str, str]:
@@ -244,4 +293,12 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
         return base64.b64encode(draw_card(**inputs)).decode("ascii")
 
     versions = [library_version(name) for name in ("pillow", "matplotlib")]  # Pillow draws in matplotlib's fonts
-    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str))
+    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str, check=is_png))
+
+
+def is_png(text: str) -> bool:
+    """Whether base64 `text` holds a PNG (what the card must be, wherever the cache got it)."""
+    try:
+        return base64.b64decode(text, validate=True).startswith(b"\x89PNG\r\n\x1a\n")
+    except ValueError:
+        return False
