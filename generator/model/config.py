@@ -31,10 +31,18 @@ Positive = float  # a measured quantity: finite, from MIN_POSITIVE to MAX_POSITI
 MAX_COUNT = 10**7
 MAX_SMALL = 64
 MIN_POSITIVE, MAX_POSITIVE = 1e-30, 1e30
+MAX_ORDER = 8  # an n-gram's characters are packed into one int64 key: vocabulary ** order must stay below 2 ** 63
 Share = float  # a probability strictly between 0 and 1
 Rate = Fraction  # an exact acceptance rate: 0 <= alpha < 1
 Cost = Fraction  # an exact relative cost: >= 0
 Step = Fraction  # an exact editing step: above 0, at most 1
+
+
+def most(default, top: int):
+    """A setting of at most `top` (a number), or of at most `top` items (a list): past it the build would run for
+    minutes, run out of memory, or draw what no figure can show legibly, so it is refused in one line."""
+    factory = {"default_factory": lambda: default} if isinstance(default, tuple) else {"default": default}
+    return field(**factory, metadata={"max": top})
 
 
 @dataclass(frozen=True)
@@ -48,11 +56,11 @@ class Seeds:
 
 @dataclass(frozen=True)
 class MonteCarlo:
-    rounds: Count = 100_000
-    random_profiles: Count = 12
-    identity_pairs: Count = 5000
-    sampled_rounds: Count = 6
-    sampled_stream_rounds: Count = 240  # rounds searched for a drawn rejection when the first few show none
+    rounds: Count = most(100_000, 2_000_000)
+    random_profiles: Count = most(12, 24)
+    identity_pairs: Count = most(5000, 100_000)
+    sampled_rounds: Count = most(6, 20)
+    sampled_stream_rounds: Count = most(240, 5000)  # rounds searched for a drawn rejection when the first few show none
     family_alpha: Share = 0.001  # chance that a correct sampler fails any of the convergence tests
 
 
@@ -60,17 +68,21 @@ class MonteCarlo:
 class Speedup:
     """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
 
-    alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
-    costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
-    max_k: Small = 16
+    alphas: tuple[Rate, ...] = most((Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10)), 6)
+    costs: tuple[Cost, ...] = most((Fraction(1, 20), Fraction(1, 10), Fraction(1, 4)), 4)
+    max_k: Small = most(16, 32)
 
 
 @dataclass(frozen=True)
 class WhatIf:
     """The what-if editor: what one Move or arrow key shifts, and the grid of its closed-form calculator."""
 
-    steps: tuple[Step, ...] = (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100))  # first: default
-    calculator_steps: Count = 100  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
+    steps: tuple[Step, ...] = most(
+        (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100)), 8
+    )  # first: default
+    calculator_steps: Count = most(
+        100, 10_000
+    )  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
 
 
 @dataclass(frozen=True)
@@ -86,8 +98,8 @@ class Roofline:
     bytes_per_parameter: Positive = 2.0
     memory_bandwidth_gb_s: Positive = 2039.0
     peak_tflops: Positive = 312.0
-    max_positions: Count = 512
-    sources: tuple[RooflineSource, ...] = ()
+    max_positions: Count = most(512, 1_000_000)
+    sources: tuple[RooflineSource, ...] = most((), 20)
 
 
 @dataclass(frozen=True)
@@ -96,9 +108,9 @@ class CorpusSettings:
 
     package: str = ""  # an installed distribution pinned in pyproject.toml; empty: files beside site.yaml
     files: str = ""  # a glob inside the package, or relative to the folder of site.yaml
-    books: tuple[int, ...] = ()  # for a pythonbible text module: the books to take, in this order
-    target_order: Small = 5  # context length + 1
-    draft_order: Small = 3
+    books: tuple[int, ...] = most((), 66)  # for a pythonbible text module: the books to take, in this order
+    target_order: Small = most(5, MAX_ORDER)  # context length + 1
+    draft_order: Small = most(3, MAX_ORDER)
     min_count: Count = 6  # contexts seen fewer times are left out of the export
 
 
@@ -116,12 +128,12 @@ class Playground:
     )
     code: CorpusSettings = field(default_factory=lambda: CorpusSettings("attrs", "attr/*.py"))
     seed: Seed = 20240605
-    rounds: Count = 2000  # measured rounds per draft length and kind of text
-    generate_chars: Count = 120  # how much one press of Generate writes
-    max_k: Small = 8  # draft lengths measured and offered by the K slider: 1 .. max_k
-    check_draws: Count = 3000  # the distribution check's draws, as the page first offers them
-    check_draws_min: Count = 100  # the fewest and most draws a reader may ask the check for
-    check_draws_max: Count = 20000
+    rounds: Count = most(2000, 50_000)  # measured rounds per draft length and kind of text
+    generate_chars: Count = most(120, 2000)  # how much one press of Generate writes
+    max_k: Small = most(8, 16)  # draft lengths measured and offered by the K slider: 1 .. max_k
+    check_draws: Count = most(3000, 100_000)  # the distribution check's draws, as the page first offers them
+    check_draws_min: Count = most(100, 100_000)  # the fewest and most draws a reader may ask the check for
+    check_draws_max: Count = most(20000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -199,6 +211,11 @@ def _build(cls, raw: Any, source: str, where: str):
         if key not in known:
             raise ConfigError(f"{source}: {place}: unknown setting (known: {', '.join(sorted(known))})")
         values[key] = _coerce(known[key].type, value, source, place)
+        top = known[key].metadata.get("max")
+        if top is not None and isinstance(values[key], tuple) and len(values[key]) > top:
+            raise ConfigError(f"{source}: {place}: at most {top} items, not {len(values[key])}")
+        if top is not None and isinstance(values[key], int) and values[key] > top:
+            raise ConfigError(f"{source}: {place}: must be at most {top:,}, not {shown(values[key])}")
     return cls(**values)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..model.config import SiteConfig, load_config
+from ..model.config import ConfigError, SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
@@ -61,7 +61,7 @@ def build(
     config, profiles = report.timed("load", lambda: load_inputs(root))
     facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache))
     playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
-    figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
+    figures = report.timed("figures", lambda: draw_figures(facts, cache, progress, config.profiles_path()))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
     files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground))
@@ -151,7 +151,7 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
         refuse_corpus_files(config, kind, paths)
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
-        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step)
+        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step, config.source)
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
     data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
     data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
@@ -177,7 +177,9 @@ def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> Non
             raise BuildError(f"{where}: {path} {problem}")
 
 
-def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) -> tuple[dict, str, str | None]:
+def playground_kind(
+    kind: str, settings, base: Path, draft_step, verify_step, settings_file: str = "data/site.yaml"
+) -> tuple[dict, str, str | None]:
     """One kind's corpus, its pair trained and measured (without the export itself: the site publishes
     it as models_json), and its package's licence."""
     from ..playground import Orders, build_kind
@@ -185,6 +187,14 @@ def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) ->
 
     c = getattr(settings, kind)
     text, _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
+    vocabulary = len(set(text))
+    for name in ("target_order", "draft_order"):  # the models pack an n-gram into one int64: see config.MAX_ORDER
+        if vocabulary ** getattr(c, name) >= 2**63:
+            top = next(order for order in range(1, 64) if vocabulary ** (order + 1) >= 2**63)
+            raise ConfigError(
+                f"{settings_file}: playground.{kind}.{name}: {getattr(c, name)} is too long for a corpus of "
+                f"{vocabulary} distinct characters (at most {top})"
+            )
     pair = build_kind(
         kind,
         text,
@@ -201,7 +211,9 @@ def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) ->
 # --- figures and the social card -----------------------------------------------------------------
 
 
-def draw_figures(facts: Facts, cache: Cache, progress: Progress | None = None) -> dict[str, tuple]:
+def draw_figures(
+    facts: Facts, cache: Cache, progress: Progress | None = None, data: Path = Path("data/profiles.v1.json")
+) -> dict[str, tuple]:
     """Every figure the registry lists, by name: (name, light SVG, dark SVG, alt, caption, its FigureRef).
     Each is cached by its drawing function and a digest of exactly what it is drawn from."""
     from ..render.figure_registry import jobs
@@ -211,7 +223,7 @@ def draw_figures(facts: Facts, cache: Cache, progress: Progress | None = None) -
     drawn = {}
     for count, job in enumerate(plan, start=1):
         key = (job.ref.function, job.ref.inputs, versions)
-        figure = cache.get_or_compute("figure", key, partial(draw_one, job), FIGURE, check=inert_figure)
+        figure = cache.get_or_compute("figure", key, partial(draw_one, job, data), FIGURE, check=inert_figure)
         drawn[job.name] = (*figure, job.ref)
         if progress:
             progress("figures", count, len(plan))
@@ -267,13 +279,16 @@ def inert_figure(figure: tuple) -> bool:
     return inert_svg(figure[1]) and inert_svg(figure[2])
 
 
-def draw_one(job) -> tuple[str, str, str, str, str]:
+def draw_one(job, data: Path) -> tuple[str, str, str, str, str]:
+    """One figure drawn; one it cannot draw legibly (texts that overlap or leave it) is the data's doing, since the
+    schema's limits are set to what every figure shows: said in one line naming the data file."""
     from ..render.figures import FigureError, draw
 
     try:
         return draw(job)
     except FigureError as exc:
-        raise BuildError(str(exc)) from None
+        problem = str(exc).split(": ", 2)[-1]
+        raise BuildError(f"{data}: the figure {job.name} cannot show this data legibly: {problem}") from None
 
 
 def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
