@@ -10,7 +10,6 @@ import copy
 import dataclasses
 import json
 import re
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -66,17 +65,20 @@ def bounded_settings() -> dict[str, tuple]:
     return found
 
 
-SAMPLE_ITEM = {"books": 1, "sources": {"label": "A source", "url": "https://example.org/"}}
-
-
 def value_at(place: str, count: int):
-    """`count` for a number; a list of `count` items for a list."""
+    """`count` for a number; a list of `count` different items for a list (a value listed twice is refused)."""
     top, default = bounded_settings()[place]
     if not isinstance(default, tuple):
         return count
-    item = default[0] if default else SAMPLE_ITEM[place.rsplit(".", 1)[1]]
-    item = f"{item.numerator}/{item.denominator}" if isinstance(item, Fraction) else item
-    return [copy.deepcopy(item) for _ in range(count)]  # copies: YAML would write one object as an alias
+    name = place.rsplit(".", 1)[1]
+    items = {
+        "alphas": [f"{i}/{count + 1}" for i in range(1, count + 1)],  # acceptance rates below 1
+        "costs": [f"{i}/{20 * count}" for i in range(1, count + 1)],
+        "steps": [f"1/{i + 1}" for i in range(1, count + 1)],
+        "books": list(range(1, count + 1)),
+        "sources": [{"label": f"Source {i}", "url": f"https://example.org/{i}"} for i in range(count)],
+    }
+    return items[name]
 
 
 def set_setting(root: Path, place: str, value) -> None:
@@ -118,6 +120,23 @@ def test_a_setting_past_its_limit_is_refused_by_validate_and_build_alike(place, 
     set_setting(project, place, value_at(place, top + 1))
     line = refused_alike(project, monkeypatch, capsys, f"data/site.yaml: {place}: ")
     assert f"{top:,}" in line or f"{top} items" in line
+
+
+@pytest.mark.parametrize("place", ["speedup.alphas", "speedup.costs", "what_if.steps", "playground.prose.books"])
+def test_a_value_listed_twice_is_refused_by_validate_and_build_alike(place, project, monkeypatch, capsys):
+    """Two equal costs drew two figures of one name, and the build failed in generator/render/figures.py."""
+    items = value_at(place, 2)
+    set_setting(project, place, [items[0], items[1], items[0]])
+    line = refused_alike(project, monkeypatch, capsys, f"data/site.yaml: {place}: ")
+    assert "listed twice" in line
+
+
+@pytest.mark.parametrize("value", [1.0e-310, 1.0e-13])
+def test_a_family_alpha_too_small_to_print_is_refused_by_validate_and_build_alike(value, project, monkeypatch, capsys):
+    """The build used to stop on OverflowError in generator/model/facts.py ("one in N" past a float's range)."""
+    set_setting(project, "monte_carlo.family_alpha", value)
+    line = refused_alike(project, monkeypatch, capsys, "data/site.yaml: monte_carlo.family_alpha: ")
+    assert "at least 1e-12" in line
 
 
 @pytest.mark.parametrize("place", ["monte_carlo.rounds", "speedup.alphas"])

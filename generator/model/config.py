@@ -61,7 +61,8 @@ class MonteCarlo:
     identity_pairs: Count = most(5000, 100_000)
     sampled_rounds: Count = most(6, 20)
     sampled_stream_rounds: Count = most(240, 5000)  # rounds searched for a drawn rejection when the first few show none
-    family_alpha: Share = 0.001  # chance that a correct sampler fails any of the convergence tests
+    # chance that a correct sampler fails any of the convergence tests; below 1e-12 "one in N" overflows a float
+    family_alpha: Share = field(default=0.001, metadata={"min": 1e-12})
 
 
 @dataclass(frozen=True)
@@ -211,9 +212,15 @@ def _build(cls, raw: Any, source: str, where: str):
         if key not in known:
             raise ConfigError(f"{source}: {place}: unknown setting (known: {', '.join(sorted(known))})")
         values[key] = _coerce(known[key].type, value, source, place)
+        least = known[key].metadata.get("min")
+        if least is not None and values[key] < least:
+            raise ConfigError(f"{source}: {place}: must be at least {least:g}, not {shown(value)}")
         top = known[key].metadata.get("max")
         if top is not None and isinstance(values[key], tuple) and len(values[key]) > top:
             raise ConfigError(f"{source}: {place}: at most {top} items, not {len(values[key])}")
+        if top is not None and isinstance(values[key], tuple) and len(set(values[key])) < len(values[key]):
+            twice = next(v for i, v in enumerate(values[key]) if v in values[key][:i])
+            raise ConfigError(f"{source}: {place}: {shown(twice)} is listed twice (each value draws once)")
         if top is not None and isinstance(values[key], int) and values[key] > top:
             raise ConfigError(f"{source}: {place}: must be at most {top:,}, not {shown(values[key])}")
     return cls(**values)
