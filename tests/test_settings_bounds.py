@@ -162,11 +162,12 @@ def test_the_site_builds_with_every_limited_setting_at_its_limit(project, monkey
 # --- the playground's orders against the corpus they count -------------------------------------------------
 
 
-def many_character_corpus(root: Path, distinct: int) -> None:
-    """A corpus of `distinct` different characters (Greek, Cyrillic and more), long enough to train on."""
+def many_character_corpus(root: Path, distinct: int, words: int = 14) -> None:
+    """A corpus of `distinct` different characters (Greek, Cyrillic and more), long enough to train on, in lines
+    of `words` words (12 or more make a prompt)."""
     alphabet = [chr(c) for c in range(0x391, 0x391 + distinct)]
-    words = [" ".join(alphabet[i : i + 7]) for i in range(0, distinct, 3)]
-    (root / "data" / "corpus" / "many.txt").write_text("\n".join(words * 3) + "\n", encoding="utf-8")
+    lines = [" ".join(alphabet[i : i + words]) for i in range(0, distinct, 3)]
+    (root / "data" / "corpus" / "many.txt").write_text("\n".join(lines * 3) + "\n", encoding="utf-8")
     set_setting(root, "playground.prose", {"files": "corpus/many.txt", "target_order": 8, "draft_order": 3})
 
 
@@ -177,7 +178,7 @@ def test_an_order_too_long_for_the_corpus_alphabet_is_refused_naming_the_setting
     code, err = run(project, monkeypatch, capsys, "build")
     assert code == 2
     line = one_line(err, "data/site.yaml: playground.prose.target_order: 8 is too long")
-    assert "301 distinct characters (at most 7)" in line  # the newline is a character too
+    assert "302 distinct characters (at most 7)" in line  # the space and the newline are characters too
 
 
 def test_an_order_that_fits_the_corpus_alphabet_is_trained_negative_control(project, monkeypatch, capsys, tmp_path):
@@ -185,6 +186,15 @@ def test_an_order_that_fits_the_corpus_alphabet_is_trained_negative_control(proj
     set_setting(project, "playground.prose.target_order", 7)
     code, err = run(project, monkeypatch, capsys, "build", "--out", str(tmp_path / "out"))
     assert code == 0, err
+
+
+def test_a_corpus_that_offers_no_prompt_is_refused_naming_the_setting(project, monkeypatch, capsys):
+    """Lines of 7 words hold no prompt for the page to open on: the build failed in the page's template."""
+    many_character_corpus(project, 300, words=7)
+    set_setting(project, "playground.prose.target_order", 5)
+    code, err = run(project, monkeypatch, capsys, "build")
+    assert code == 2
+    one_line(err, "data/site.yaml: playground.prose.files: the held-out last tenth of this corpus offers no example")
 
 
 # --- the profiles file --------------------------------------------------------------------------------------

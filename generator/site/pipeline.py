@@ -205,6 +205,11 @@ def playground_kind(
         verify_step,
         settings.max_k,
     )
+    if not pair["prompts"]:  # the page opens on the first one
+        raise ConfigError(
+            f"{settings_file}: playground.{kind}.files: the held-out last tenth of this corpus offers no example "
+            "prompt (prose: a line of 12 words or more; code: a line opening with return, if, for and the like)"
+        )
     return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
 
 
