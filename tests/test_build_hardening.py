@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,62 @@ def test_a_build_killed_between_the_fallbacks_two_renames_gets_its_old_tree_back
     assert [p.name.startswith(".build-old-") for p in tmp_path.iterdir()].count(True) == 1
     O.recover(out)
     assert tree(out) == OLD
+
+
+# --- issue 31, item 7: no process outlives a killed build ----------------------------------------------
+
+
+def session_members(sid: int) -> list[int]:
+    """The ids of the live processes in session `sid` (from /proc: field 6 of each process's stat)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # a zombie has ended; only its parent has not reaped it
+            members.append(int(stat.parent.name))
+    return members
+
+
+def survivors_after_killing(proc: subprocess.Popen, seconds: float = 15.0) -> list[int]:
+    """SIGKILL the process `proc` alone (not its group); its session's members still alive after `seconds`."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + seconds
+    while session_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = session_members(proc.pid)
+    for pid in left:  # clean up what the test found, by id
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_no_process_outlives_a_build_killed_while_drawing_figures(project, own_cache_folder):
+    for folder in own_cache_folder.rglob("figure"):  # every figure must be drawn; the rest is reused
+        shutil.rmtree(folder)
+    build = subprocess.Popen(
+        [sys.executable, "-m", "generator", "build"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its session id is its pid: every process it starts is found by it
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and build.poll() is None:
+        drawing = any(own_cache_folder.rglob("figure/*.json")) or len(session_members(build.pid)) > 1
+        if drawing:
+            break
+        time.sleep(0.05)
+    assert build.poll() is None, "the build ended before it drew a figure"
+    assert survivors_after_killing(build) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_a_process_left_behind_by_a_killed_parent_is_found_negative_control():
+    parent = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    deadline = time.monotonic() + 10
+    while len(session_members(parent.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(survivors_after_killing(parent, seconds=1.0)) == 1  # the orphaned sleep, found (then killed)

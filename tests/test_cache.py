@@ -2,8 +2,10 @@
 failed build because it cannot be written, and no temporary file left by a kill."""
 
 import errno
+import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -36,7 +38,7 @@ class Counted:
 
 
 def entry_path(cache: Cache, kind: str) -> Path:
-    (path,) = (cache.directory / kind).glob("*.json")
+    (path,) = (cache.entries / kind).glob("*.json")
     return path
 
 
@@ -151,7 +153,7 @@ def test_a_cache_that_cannot_be_written_warns_once_and_the_build_succeeds(
         raise OSError(problem, os.strerror(problem), str(path))
 
     for kind in ("identity-random", "convergence-wrong-sampler"):
-        shutil.rmtree(own_cache_folder / kind)
+        shutil.rmtree(own_cache_folder / C.OWN / kind)
     monkeypatch.setattr(C, "_write_whole", cannot)
     report = build(project, tmp_path / "out", cache=Cache(own_cache_folder))
     assert "computed: convergence-wrong-sampler, identity-random;" in report.summary()  # as the build prints
@@ -192,13 +194,13 @@ def test_prune_drops_old_unused_entries_and_keeps_what_this_build_used(tmp_path)
     cache = Cache(tmp_path)
     cache.get_or_compute("kind", "new", Counted(VALUE), SHAPE)
     cache.prune()
-    assert not stale.exists() and len(list((tmp_path / "kind").glob("*.json"))) == 1
+    assert not stale.exists() and len(list((tmp_path / C.OWN / "kind").glob("*.json"))) == 1
 
 
 def test_a_named_temporary_file_a_killed_build_left_is_removed_when_the_cache_opens(tmp_path):
     """Where O_TMPFILE is missing entries are written under a temporary name first; a dead writer's leftovers go."""
-    folder = tmp_path / "kind"
-    folder.mkdir()
+    Cache(tmp_path).get_or_compute("kind", "inputs", Counted(VALUE), SHAPE)  # the generator's folder, marked
+    folder = tmp_path / C.OWN / "kind"
     dead = folder / f"{C.TMP_PREFIX}{2**22 + 7}-abc"  # above Linux's largest pid: that process cannot exist
     mine = folder / f"{C.TMP_PREFIX}{os.getpid()}-abc"
     dead.write_text("half")
@@ -212,7 +214,7 @@ def test_entries_are_whole_without_o_tmpfile_too(tmp_path, monkeypatch):
     Cache(tmp_path).get_or_compute("kind", "inputs", Counted(VALUE), SHAPE)
     compute = Counted(VALUE)
     Cache(tmp_path).get_or_compute("kind", "inputs", compute, SHAPE)
-    assert compute.calls == 0 and sorted(p.name[-5:] for p in (tmp_path / "kind").iterdir()) == [".json"]
+    assert compute.calls == 0 and sorted(p.name[-5:] for p in (tmp_path / C.OWN / "kind").iterdir()) == [".json"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
@@ -231,6 +233,131 @@ def test_a_build_killed_at_any_moment_leaves_no_temporary_file(sig, project, tmp
         time.sleep(delay)
         proc.send_signal(sig)
         proc.wait()
-        left = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix != ".json"]
+        left = [
+            p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix != ".json" and p.name != C.MARKER
+        ]
         assert left == [], f"killed after {delay:.1f}s: {left}"
         assert not [p.name for p in project.iterdir() if p.name.startswith(".build-")], "a staging folder was left"
+
+
+# --- issue 31, item 9: the cache folder is the generator's own, and it trusts no figure it reads -------------
+
+FOREIGN = {  # another program's files in a folder named as the cache (GENERATOR_CACHE_DIR=~/.cache)
+    "other-program/settings.json": '{"theme": "dark"}',
+    "figure/" + "ab" * 32 + ".json": '{"named like an entry": true}',
+    "notes.txt": "keep me",
+}
+
+
+def plant(folder: Path, files: dict[str, str]) -> None:
+    month_ago = time.time() - 30 * 24 * 3600
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+        os.utime(folder / name, (month_ago, month_ago))  # older than prune keeps anything unused
+
+
+def test_clean_and_prune_remove_only_the_entries_the_generator_wrote(tmp_path):
+    folder = tmp_path / "dot-cache"
+    plant(folder, FOREIGN)
+    cache = Cache(folder)
+    cache.get_or_compute("kind", "inputs", Counted(VALUE), SHAPE)
+    own = entry_path(cache, "kind")
+    Cache(folder).prune()
+    assert own.exists()  # negative control: used just now, so kept
+    Cache(folder).clear()  # what --clean does
+    assert not own.exists()  # its own entry went
+    assert {name: (folder / name).read_text() for name in FOREIGN} == FOREIGN  # and nothing else
+
+
+def test_a_folder_under_the_generators_name_that_it_did_not_make_is_neither_read_written_nor_emptied(tmp_path, capsys):
+    folder = tmp_path / "dot-cache"
+    planted = {f"{C.OWN}/notes.txt": "someone else's", f"{C.OWN}/kind/" + "cd" * 32 + ".json": "{}"}
+    plant(folder, planted)
+    compute = Counted(VALUE)
+    cache = Cache(folder)
+    assert cache.get_or_compute("kind", "inputs", compute, SHAPE) == VALUE and compute.calls == 1
+    cache.prune()
+    cache.clear()
+    assert {name: (folder / name).read_text() for name in planted} == planted
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == sorted(planted)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "did not write" in warnings[0]
+
+
+HOSTILE_SVG = {  # each put into a cached figure's SVG, which otherwise stays what matplotlib drew
+    "a script": "<script>alert(document.domain)</script>",
+    "an event handler": '<g onload="alert(1)"/>',
+    "a foreign reference": '<use xlink:href="https://example.org/x.svg#a"/>',
+    "a style sheet of its own": "<style>text{fill:transparent}</style>",
+    "an outside image in a style": '<rect style="fill:url(https://example.org/t.png)"/>',
+    "foreign HTML": '<foreignObject><div xmlns="http://www.w3.org/1999/xhtml">hi</div></foreignObject>',
+    "an entity": None,
+}
+
+
+@pytest.mark.parametrize("attack", sorted(HOSTILE_SVG))
+def test_a_hostile_svg_in_a_cached_figure_is_drawn_again_not_published(attack, project, tmp_path, own_cache_folder):
+    entry = sorted(own_cache_folder.rglob("figure/*.json"))[0]
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    name, light = stored["value"][0], stored["value"][1]
+    if HOSTILE_SVG[attack] is None:
+        at = light.index("<svg")
+        light = light[: at - 1] + ' [<!ENTITY e "entity text">]>\n' + light[at:].replace("</svg>", "&e;</svg>")
+        light = light.replace('svg11.dtd"> [', 'svg11.dtd" [')
+    else:
+        light = light.replace("</svg>", HOSTILE_SVG[attack] + "</svg>")
+    stored["value"][1] = light  # the right shape, the right key: only the content is hostile
+    entry.write_text(json.dumps(stored), encoding="utf-8")
+    cache = Cache(own_cache_folder)
+    build(project, tmp_path / "out", cache=cache)
+    published = (tmp_path / "out" / "figures" / f"{name}.svg").read_text(encoding="utf-8")
+    assert published != light and "example.org" not in published and "alert" not in published
+    assert "entity text" not in published and "transparent" not in published
+    assert cache.computed["figure"] == 1  # drawn again
+
+
+def test_an_untouched_cached_figure_is_published_as_stored_negative_control(project, tmp_path, own_cache_folder):
+    entry = sorted(own_cache_folder.rglob("figure/*.json"))[0]
+    name, light = json.loads(entry.read_text(encoding="utf-8"))["value"][:2]
+    cache = Cache(own_cache_folder)
+    build(project, tmp_path / "out", cache=cache)
+    assert (tmp_path / "out" / "figures" / f"{name}.svg").read_text(encoding="utf-8") == light
+    assert cache.computed["figure"] == 0
+
+
+def build_in_a_read_only_cache(project: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
+    """`build ARGS` with the cache folder mounted read-only for this process alone (a mount namespace of its
+    own), so that even root cannot change a file in it."""
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"'
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", str(cache), sys.executable, "-m", "generator", "build", *args],
+        cwd=project,
+        env={**os.environ, C.ENV_DIR: str(cache)},
+        capture_output=True,
+        text=True,
+    )
+
+
+def can_mount_read_only() -> bool:
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", 'd=$(mktemp -d) && mount --bind "$d" "$d" && mount -o remount,ro,bind "$d" "$d"'],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not can_mount_read_only(), reason="needs a mount namespace (unshare -m) to make a folder read-only")
+@pytest.mark.parametrize("clean", [True, False])
+def test_clean_with_a_read_only_cache_says_so_and_reuses_nothing(clean, project, tmp_path, own_cache_folder):
+    done = build_in_a_read_only_cache(project, own_cache_folder, "--out", str(tmp_path / "out"), *["--clean"][:clean])
+    assert done.returncode == 0, done.stderr
+    figures = re.search(r"\((\d+) drawn, (\d+) reused\)", done.stdout)
+    if clean:
+        assert figures.group(2) == "0" and "nothing else computed" not in done.stdout
+        warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+        assert any("--clean could not remove" in line and "reuses none" in line for line in warnings), done.stderr
+    else:  # negative control: the same read-only cache without --clean is reused whole
+        assert figures.group(1) == "0" and "nothing else computed" in done.stdout

@@ -338,3 +338,91 @@ def test_tokens_that_look_the_same_are_refused(project, monkeypatch, capsys):
 def test_a_negative_generate_chars_is_refused(project, monkeypatch, capsys):
     edit(project / "data" / "site.yaml", "generate_chars: 120", "generate_chars: -5")
     refuses(project, monkeypatch, capsys, "data/site.yaml: playground.generate_chars: must be at least 1")
+
+
+# --- issue 31, item 3: every path a setting names stays inside the project ---------------------------
+
+
+def set_corpus(project: Path, kind: str, package: str, files: str) -> None:
+    site = project / "data" / "site.yaml"
+    lines = site.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines.index(f"  {kind}:\n")
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("    "))
+    new = [f"  {kind}:\n", f"    package: {json.dumps(package)}\n", f"    files: {json.dumps(files)}\n"]
+    site.write_text("".join(lines[:start] + new + lines[end:]), encoding="utf-8")
+
+
+OUTSIDE = {  # what the setting says, and the setting named
+    "machine files through an empty package": (("code", "", "/etc/*.conf"), "playground.code.files"),
+    "machine files up the tree": (("code", "", "../../../../../../etc/*.conf"), "playground.code.files"),
+    "up the tree after a wildcard": (("prose", "", "*/../../../../../etc/*.conf"), "playground.prose.files"),
+    "a package glob that climbs out of it": (("code", "attrs", "../../../../*"), "playground.code.files"),
+    "an absolute package glob": (("code", "attrs", "/etc/*.conf"), "playground.code.files"),
+    "a profiles file of the machine": ("/etc/hostname", "profiles"),
+    "a profiles file up the tree": ("../../../../../../etc/hostname", "profiles"),
+    "profiles from a device": ("/dev/zero", "profiles"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTSIDE))
+def test_a_setting_that_names_a_path_outside_the_project_is_refused_in_one_line(case, project, monkeypatch, capsys):
+    value, place = OUTSIDE[case]
+    if place == "profiles":
+        edit(project / "data" / "site.yaml", "profiles: profiles.v1.json", f"profiles: {value}")
+    else:
+        set_corpus(project, *value)
+    line = refuses(project, monkeypatch, capsys, f"data/site.yaml: {place}: ")
+    assert "outside" in line or "inside the package" in line
+    code, err = cli(project, monkeypatch, capsys, "validate")  # validate reads site.yaml as the build does
+    assert code == 2
+    assert one_line_error(err, f"data/site.yaml: {place}: ") == line
+
+
+def test_a_corpus_file_linked_out_of_the_project_is_refused_before_it_is_read(project, monkeypatch, capsys):
+    (project / "corpus").mkdir()
+    (project / "corpus" / "code.txt").symlink_to("/etc/passwd")
+    set_corpus(project, "code", "", "../corpus/*.txt")
+    line = refuses(project, monkeypatch, capsys, "data/site.yaml: playground.code.files: ")
+    assert "/etc/passwd" in line
+
+
+def test_paths_inside_the_project_are_read_negative_control(project, monkeypatch, capsys, tmp_path):
+    """A profiles file named by its absolute path inside the project, and a corpus of the project's own files
+    reached through a link inside it, build; so does the package glob the shipped settings use."""
+    (project / "corpus").mkdir()
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted((project / "site_src" / "pages").glob("*.md")))
+    (project / "corpus" / "real.txt").write_text(text, encoding="utf-8")
+    (project / "corpus" / "code.txt").symlink_to(project / "corpus" / "real.txt")
+    set_corpus(project, "prose", "", "../corpus/code.txt")
+    profiles_file = project / "data" / "profiles.v1.json"
+    edit(project / "data" / "site.yaml", "profiles: profiles.v1.json", f"profiles: {profiles_file}")
+    code, err = cli(project, monkeypatch, capsys, "build", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "out" / "assets" / "corpus" / "prose.txt").read_text(encoding="utf-8").startswith(text[:200])
+
+
+SPECIAL_GUARD = 60  # seconds: a read of a FIFO blocks for ever, so a hang fails the test instead of the suite
+
+
+@pytest.mark.parametrize("where", ["site_src/assets/pipe.css", "data/profiles.v1.json"])
+def test_a_fifo_among_the_inputs_is_refused_in_one_line(where, project):
+    (project / where).unlink(missing_ok=True)
+    os.mkfifo(project / where)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "generator", "build"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=SPECIAL_GUARD,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the build blocked on the FIFO {where} for {SPECIAL_GUARD} s")
+    assert done.returncode == 2
+    assert one_line_error(done.stderr, f"{where}: is a FIFO, not a regular file") == done.stderr.strip()
+
+
+def test_a_regular_file_where_the_fifo_was_builds_negative_control(project, monkeypatch, capsys, tmp_path):
+    (project / "site_src" / "assets" / "pipe.css").write_text("/* a regular file */\n")
+    code, err = cli(project, monkeypatch, capsys, "build", "--out", str(tmp_path / "out"))
+    assert code == 0, err

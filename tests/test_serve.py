@@ -228,6 +228,54 @@ def test_a_rebuild_that_hangs_is_stopped_so_the_watcher_goes_on(tmp_path, monkey
     assert "took longer than 1 s" in site.state()["error"]
 
 
+def fake_build(folder, body: str) -> None:
+    """`python -m generator` in `folder` runs `body` (this folder is first on the path of a build started there)."""
+    fake = folder / "generator"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text(body)
+
+
+def test_a_rebuild_that_runs_long_is_reported_while_it_runs_and_its_processes_are_stopped(tmp_path, monkeypatch):
+    """Issue 31: a hung rebuild is reported after SLOW_REBUILD_SECONDS, not left silent until the timeout; when it
+    is stopped, a process it started goes with it."""
+    from generator.commands import serve
+
+    pid_file = tmp_path / "child.pid"
+    fake_build(
+        tmp_path,
+        f"import subprocess, time\nc = subprocess.Popen(['sleep', '60'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(c.pid))\ntime.sleep(60)\n",
+    )
+    monkeypatch.setattr(serve, "SLOW_REBUILD_SECONDS", 1)
+    monkeypatch.setattr(serve, "REBUILD_TIMEOUT_SECONDS", 3)
+    log = io.StringIO()
+    site = serve.Site(tmp_path / "build")
+    assert serve.rebuild(tmp_path, site, log=log) is False
+    lines = log.getvalue().splitlines()
+    slow = [line for line in lines if "has not finished" in line]
+    assert slow[:2] == [
+        "serve: the rebuild has run for 1 s and has not finished; still serving build 0 (the rebuild is stopped at 3 s)",
+        "serve: the rebuild has run for 2 s and has not finished; still serving build 0 (the rebuild is stopped at 3 s)",
+    ]
+    assert "took longer than 3 s" in site.state()["error"]
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{child}")  # the build's own child was stopped with it
+
+
+def test_a_quick_rebuild_is_not_reported_as_slow_negative_control(tmp_path, monkeypatch):
+    from generator.commands import serve
+
+    fake_build(tmp_path, "import sys\nsys.exit(0)\n")
+    monkeypatch.setattr(serve, "SLOW_REBUILD_SECONDS", 1, raising=False)
+    log = io.StringIO()
+    assert serve.rebuild(tmp_path, serve.Site(tmp_path / "build"), log=log) is True
+    assert "has not finished" not in log.getvalue()
+
+
 # --- issue 25, item 6: slow clients -------------------------------------------------------------------
 
 

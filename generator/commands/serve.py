@@ -26,9 +26,11 @@ import io
 import json
 import mimetypes
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http import HTTPStatus
@@ -47,6 +49,7 @@ MAX_HEADER_BYTES = 32 * 1024  # a request line and headers longer than this are 
 MAX_PER_CLIENT = 64  # connections one address may have waiting for their headers; past it the oldest is closed
 IO_TIMEOUT_SECONDS = 10.0  # a write stalled this long ends the connection
 REBUILD_TIMEOUT_SECONDS = 900  # a build that hangs must not stop the watcher for good
+SLOW_REBUILD_SECONDS = 30  # a rebuild still running after this long is reported, and again every as long after
 RELOAD_TAG = b'<script src="/__serve/reload.js" defer></script>'
 RELOAD_JS = b"""(function () {
   "use strict";
@@ -133,21 +136,7 @@ def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
 
 def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     started = time.perf_counter()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "generator", "build", "--out", str(site.out)],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=REBUILD_TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired:  # killed
-        done = subprocess.CompletedProcess(
-            [],
-            1,
-            "",
-            f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s and was stopped; the watcher goes on",
-        )
+    done = run_build(root, site, log)
     if done.returncode != 0:
         message = done.stderr.strip() or f"the build exited with status {done.returncode}"
         print(message, file=log)
@@ -157,6 +146,53 @@ def rebuild(root: Path, site: Site, log=sys.stderr) -> bool:
     site.load()
     print(f"serve: build {site.state()['build']} ready in {time.perf_counter() - started:.2f}s", file=log, flush=True)
     return True
+
+
+def run_build(root: Path, site: Site, log) -> subprocess.CompletedProcess:
+    """`python -m generator build` in a session of its own; a line on `log` every SLOW_REBUILD_SECONDS while it
+    runs, and the whole session stopped once it has run REBUILD_TIMEOUT_SECONDS."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe a build could fill
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "generator", "build", "--out", str(site.out)],
+            cwd=root,
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,  # so that stopping it stops whatever it started too
+        )
+        waited = 0.0
+        while True:
+            step = min(SLOW_REBUILD_SECONDS, REBUILD_TIMEOUT_SECONDS - waited)
+            try:
+                proc.wait(timeout=step)
+                break
+            except subprocess.TimeoutExpired:
+                waited += step
+            except BaseException:  # Ctrl-C reaches serve alone now: the build goes with it
+                stop_session(proc)
+                raise
+            if waited >= REBUILD_TIMEOUT_SECONDS:
+                stop_session(proc)
+                message = f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s and was stopped; the watcher goes on"
+                return subprocess.CompletedProcess(proc.args, 1, "", message)
+            print(
+                f"serve: the rebuild has run for {waited:.0f} s and has not finished; still serving build "
+                f"{site.state()['build']} (the rebuild is stopped at {REBUILD_TIMEOUT_SECONDS} s)",
+                file=log,
+                flush=True,
+            )
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+
+
+def stop_session(proc: subprocess.Popen) -> None:
+    """SIGKILL the build and every process in its session, then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
 
 
 def watch(root: Path, site: Site, stop: threading.Event, last: dict) -> None:

@@ -6,15 +6,17 @@ misspelt key is reported instead of silently ignored.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import UserError
-from .readers import load_yaml, read_text, shown
+from .readers import inside, load_yaml, project_root, read_text, shown
 
 
 class ConfigError(UserError):
@@ -29,10 +31,18 @@ Positive = float  # a measured quantity: finite, from MIN_POSITIVE to MAX_POSITI
 MAX_COUNT = 10**7
 MAX_SMALL = 64
 MIN_POSITIVE, MAX_POSITIVE = 1e-30, 1e30
+MAX_ORDER = 8  # an n-gram's characters are packed into one int64 key: vocabulary ** order must stay below 2 ** 63
 Share = float  # a probability strictly between 0 and 1
 Rate = Fraction  # an exact acceptance rate: 0 <= alpha < 1
 Cost = Fraction  # an exact relative cost: >= 0
 Step = Fraction  # an exact editing step: above 0, at most 1
+
+
+def most(default, top: int):
+    """A setting of at most `top` (a number), or of at most `top` items (a list): past it the build would run for
+    minutes, run out of memory, or draw what no figure can show legibly, so it is refused in one line."""
+    factory = {"default_factory": lambda: default} if isinstance(default, tuple) else {"default": default}
+    return field(**factory, metadata={"max": top})
 
 
 @dataclass(frozen=True)
@@ -46,29 +56,34 @@ class Seeds:
 
 @dataclass(frozen=True)
 class MonteCarlo:
-    rounds: Count = 100_000
-    random_profiles: Count = 12
-    identity_pairs: Count = 5000
-    sampled_rounds: Count = 6
-    sampled_stream_rounds: Count = 240  # rounds searched for a drawn rejection when the first few show none
-    family_alpha: Share = 0.001  # chance that a correct sampler fails any of the convergence tests
+    rounds: Count = most(100_000, 2_000_000)
+    random_profiles: Count = most(12, 24)
+    identity_pairs: Count = most(5000, 100_000)
+    sampled_rounds: Count = most(6, 20)
+    sampled_stream_rounds: Count = most(240, 5000)  # rounds searched for a drawn rejection when the first few show none
+    # chance that a correct sampler fails any of the convergence tests; below 1e-12 "one in N" overflows a float
+    family_alpha: Share = field(default=0.001, metadata={"min": 1e-12})
 
 
 @dataclass(frozen=True)
 class Speedup:
     """The closed-form speedup curves: i.i.d. acceptance alpha, draft cost c, draft lengths 1..max_k."""
 
-    alphas: tuple[Rate, ...] = (Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10))
-    costs: tuple[Cost, ...] = (Fraction(1, 20), Fraction(1, 10), Fraction(1, 4))
-    max_k: Small = 16
+    alphas: tuple[Rate, ...] = most((Fraction(1, 2), Fraction(7, 10), Fraction(4, 5), Fraction(9, 10)), 6)
+    costs: tuple[Cost, ...] = most((Fraction(1, 20), Fraction(1, 10), Fraction(1, 4)), 4)
+    max_k: Small = most(16, 32)
 
 
 @dataclass(frozen=True)
 class WhatIf:
     """The what-if editor: what one Move or arrow key shifts, and the grid of its closed-form calculator."""
 
-    steps: tuple[Step, ...] = (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100))  # first: default
-    calculator_steps: Count = 100  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
+    steps: tuple[Step, ...] = most(
+        (Fraction(1, 8), Fraction(1, 16), Fraction(1, 10), Fraction(1, 100)), 8
+    )  # first: default
+    calculator_steps: Count = most(
+        100, 10_000
+    )  # the calculator's acceptance rate and draft cost move in 1/calculator_steps
 
 
 @dataclass(frozen=True)
@@ -84,8 +99,8 @@ class Roofline:
     bytes_per_parameter: Positive = 2.0
     memory_bandwidth_gb_s: Positive = 2039.0
     peak_tflops: Positive = 312.0
-    max_positions: Count = 512
-    sources: tuple[RooflineSource, ...] = ()
+    max_positions: Count = most(512, 1_000_000)
+    sources: tuple[RooflineSource, ...] = most((), 20)
 
 
 @dataclass(frozen=True)
@@ -94,9 +109,9 @@ class CorpusSettings:
 
     package: str = ""  # an installed distribution pinned in pyproject.toml; empty: files beside site.yaml
     files: str = ""  # a glob inside the package, or relative to the folder of site.yaml
-    books: tuple[int, ...] = ()  # for a pythonbible text module: the books to take, in this order
-    target_order: Small = 5  # context length + 1
-    draft_order: Small = 3
+    books: tuple[int, ...] = most((), 66)  # for a pythonbible text module: the books to take, in this order
+    target_order: Small = most(5, MAX_ORDER)  # context length + 1
+    draft_order: Small = most(3, MAX_ORDER)
     min_count: Count = 6  # contexts seen fewer times are left out of the export
 
 
@@ -114,12 +129,12 @@ class Playground:
     )
     code: CorpusSettings = field(default_factory=lambda: CorpusSettings("attrs", "attr/*.py"))
     seed: Seed = 20240605
-    rounds: Count = 2000  # measured rounds per draft length and kind of text
-    generate_chars: Count = 120  # how much one press of Generate writes
-    max_k: Small = 8  # draft lengths measured and offered by the K slider: 1 .. max_k
-    check_draws: Count = 3000  # the distribution check's draws, as the page first offers them
-    check_draws_min: Count = 100  # the fewest and most draws a reader may ask the check for
-    check_draws_max: Count = 20000
+    rounds: Count = most(2000, 50_000)  # measured rounds per draft length and kind of text
+    generate_chars: Count = most(120, 2000)  # how much one press of Generate writes
+    max_k: Small = most(8, 16)  # draft lengths measured and offered by the K slider: 1 .. max_k
+    check_draws: Count = most(3000, 100_000)  # the distribution check's draws, as the page first offers them
+    check_draws_min: Count = most(100, 100_000)  # the fewest and most draws a reader may ask the check for
+    check_draws_max: Count = most(20000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -155,7 +170,36 @@ def load_config(path: str | Path) -> SiteConfig:
             f"{path}: playground.check_draws: {pg.check_draws} is outside check_draws_min .. "
             f"check_draws_max ({pg.check_draws_min} .. {pg.check_draws_max})"
         )
-    return replace(config, source=str(path))
+    config = replace(config, source=str(path))
+    check_paths(config, path)
+    return config
+
+
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+def check_paths(config: SiteConfig, path: Path) -> None:
+    """Every path a setting names stays inside the project (the folder holding data/ and site_src/, else the
+    folder of site.yaml); a corpus of a package is a glob over that package's own files."""
+    root = project_root(path) or Path(os.path.abspath(path)).parent
+    if not inside(config.profiles_path(), root):
+        raise ConfigError(f"{path}: profiles: {shown(config.profiles)} lies outside the project ({root}): refused")
+    for kind in ("prose", "code"):
+        corpus = getattr(config.playground, kind)
+        place, parts = f"playground.{kind}.files", PurePath(corpus.files).parts
+        if corpus.package:
+            if PurePath(corpus.files).is_absolute() or ".." in parts:
+                raise ConfigError(
+                    f"{path}: {place}: {shown(corpus.files)} must be a glob inside the package {shown(corpus.package)}"
+                    " (no absolute path, no ..)"
+                )
+            continue
+        fixed = list(itertools.takewhile(lambda part: not GLOB_CHARACTERS & set(part), parts))
+        if ".." in parts[len(fixed) :] or not inside(Path(path).parent.joinpath(*fixed), root):
+            raise ConfigError(
+                f"{path}: {place}: {shown(corpus.files)} leads outside the project ({root}): refused; name files "
+                "inside it, or a package and a glob over its files"
+            )
 
 
 def _build(cls, raw: Any, source: str, where: str):
@@ -168,6 +212,17 @@ def _build(cls, raw: Any, source: str, where: str):
         if key not in known:
             raise ConfigError(f"{source}: {place}: unknown setting (known: {', '.join(sorted(known))})")
         values[key] = _coerce(known[key].type, value, source, place)
+        least = known[key].metadata.get("min")
+        if least is not None and values[key] < least:
+            raise ConfigError(f"{source}: {place}: must be at least {least:g}, not {shown(value)}")
+        top = known[key].metadata.get("max")
+        if top is not None and isinstance(values[key], tuple) and len(values[key]) > top:
+            raise ConfigError(f"{source}: {place}: at most {top} items, not {len(values[key])}")
+        if top is not None and isinstance(values[key], tuple) and len(set(values[key])) < len(values[key]):
+            twice = next(v for i, v in enumerate(values[key]) if v in values[key][:i])
+            raise ConfigError(f"{source}: {place}: {shown(twice)} is listed twice (each value draws once)")
+        if top is not None and isinstance(values[key], int) and values[key] > top:
+            raise ConfigError(f"{source}: {place}: must be at most {top:,}, not {shown(values[key])}")
     return cls(**values)
 
 

@@ -32,6 +32,13 @@ _TOP_KEYS = frozenset({"version", "tokens", "cost_model", "target", "drafts"})
 _OPTIONAL_TOP_KEYS = frozenset({"$comment", "notes"})
 _DRAFT_KEYS = frozenset({"id", "name", "description", "distributions", "proposals"})
 _COST_KEYS = frozenset({"draft_step", "verify_step"})
+# What the pages and figures show legibly and the build computes in seconds: more is refused in one line.
+MAX_TOKENS = 12
+MAX_POSITIONS = 16  # the target's rows before the bonus row, and each draft's
+MAX_DRAFTS = 4
+MAX_LABEL = 8  # characters of a token label
+MAX_NAME = 24  # characters of a draft's name
+MIN_VERIFY_STEP = Fraction(1, 10**6)  # the playground prices rounds to a millionth of a verification pass
 
 
 class DataError(UserError):
@@ -130,6 +137,11 @@ def _fail(source: str, where: str, problem: str) -> DataError:
 def _parse_tokens(tokens: object, fail) -> tuple[str, ...]:
     if not isinstance(tokens, list) or len(tokens) < 2 or not all(isinstance(t, str) and t for t in tokens):
         raise fail("tokens", "must be a list of at least two non-empty strings")
+    if len(tokens) > MAX_TOKENS:
+        raise fail("tokens", f"{len(tokens)} tokens; at most {MAX_TOKENS} (what every figure shows legibly)")
+    for i, t in enumerate(tokens):
+        if len(t) > MAX_LABEL:
+            raise fail(f"tokens[{i}]", f"{shown(t)} is longer than {MAX_LABEL} characters (figures label each token)")
     seen: dict[str, int] = {}
     for i, t in enumerate(tokens):
         hidden = sorted({f"U+{ord(c):04X}" for c in t if unicodedata.category(c) in _INVISIBLE})
@@ -161,8 +173,8 @@ def _parse_cost_model(cost: object, fail) -> tuple[Fraction, Fraction]:
             raise fail(f"cost_model.{key}", str(exc)) from None
     if steps["draft_step"] < 0:
         raise fail("cost_model.draft_step", "must not be negative")
-    if steps["verify_step"] <= 0:
-        raise fail("cost_model.verify_step", "must be greater than 0")
+    if steps["verify_step"] < MIN_VERIFY_STEP:
+        raise fail("cost_model.verify_step", f"must be at least {MIN_VERIFY_STEP}, not {steps['verify_step']}")
     return steps["draft_step"], steps["verify_step"]
 
 
@@ -193,6 +205,8 @@ def _parse_target(target_raw: object, tokens: tuple[str, ...], fail) -> tuple[Ro
     if not isinstance(target_raw, list) or len(target_raw) < 2:
         raise fail("target", "must list at least two rows: one per position, then the bonus position")
     k = len(target_raw) - 1
+    if k > MAX_POSITIONS:
+        raise fail("target", f"{k} positions; at most {MAX_POSITIONS} (what every figure shows legibly)")
     return tuple(
         _parse_row(r, f"target, {'bonus position' if i == k else f'position {i + 1}'}", tokens, fail)
         for i, r in enumerate(target_raw)
@@ -202,6 +216,8 @@ def _parse_target(target_raw: object, tokens: tuple[str, ...], fail) -> tuple[Ro
 def _parse_drafts(drafts_raw: object, tokens: tuple[str, ...], k: int, fail) -> tuple[Draft, ...]:
     if not isinstance(drafts_raw, list) or not drafts_raw:
         raise fail("drafts", "must be a non-empty list of draft profiles")
+    if len(drafts_raw) > MAX_DRAFTS:
+        raise fail("drafts", f"{len(drafts_raw)} drafts; at most {MAX_DRAFTS} (what every figure shows legibly)")
     drafts: list[Draft] = []
     for n, d in enumerate(drafts_raw):
         draft = _parse_draft(d, n, tokens, k, fail)
@@ -221,6 +237,8 @@ def _parse_draft(d: object, n: int, tokens: tuple[str, ...], k: int, fail) -> Dr
     for key in ("id", "name", "description"):
         if not isinstance(d[key], str) or not d[key].strip():
             raise fail(f"{label}, field {key}", "must be a non-empty string")
+    if len(d["name"]) > MAX_NAME:
+        raise fail(f"{label}, field name", f"longer than {MAX_NAME} characters (figures name each draft)")
     if not _DRAFT_ID.match(d["id"]):
         raise fail(
             f"{label}, field id", "must be lower-case ASCII letters, digits and hyphens (it names files and anchors)"

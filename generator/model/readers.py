@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from json.decoder import JSONObject
 from json.scanner import py_make_scanner
 from pathlib import Path
@@ -80,12 +81,24 @@ def _as(error: type[UserError], exc: InputError) -> UserError:
     return exc if isinstance(exc, error) else error(str(exc))
 
 
+def project_root(path: Path) -> Path | None:
+    """The nearest folder above `path` holding both data/ and site_src/: the project `path` belongs to."""
+    path = Path(os.path.abspath(path))
+    return next((d for d in path.parents if (d / "data").is_dir() and (d / "site_src").is_dir()), None)
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """Whether `path`, every link followed, is `folder` or lies under it (as `folder` really is)."""
+    real, real_folder = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    return real == real_folder or real_folder in real.parents
+
+
 def outside_project(path: Path) -> str | None:
     """Why `path` must not be read, when it is (or passes through) a symlink that leads out of the project,
     or None. The project is the nearest folder above `path` holding both data/ and site_src/; a file with no
     such folder above it is not checked. Symlinks that stay inside the project are followed."""
     path = Path(os.path.abspath(path))
-    root = next((d for d in path.parents if (d / "data").is_dir() and (d / "site_src").is_dir()), None)
+    root = project_root(path)
     if root is None:
         return None
     try:
@@ -97,17 +110,37 @@ def outside_project(path: Path) -> str | None:
     return None
 
 
+def not_a_file(mode: int) -> str | None:
+    """Why a path of this st_mode is no input (a device, a FIFO, a socket could block or never end), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None
+    return f"is {kind or 'a special file'}, not a regular file: refused"
+
+
 def read_text(path: Path, what: str = "file", error: type[UserError] = InputError) -> str:
-    """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column."""
+    """The file as UTF-8 text; a byte that is not UTF-8 is reported with its line and column. A device or a FIFO
+    is refused before a byte of it is read (opened without blocking, then checked)."""
     problem = outside_project(path)
     if problem:
         raise error(problem)
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:
         raise error(f"{path}: is a folder, not a {what}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"{path}: is a folder, not a {what}")
+        problem = not_a_file(mode)
+        if problem:
+            raise error(f"{path}: {problem}")
+        try:
+            data = fh.read()
+        except OSError as exc:
+            raise error(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

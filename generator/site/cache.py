@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import stat
 import sys
 import tempfile
@@ -44,6 +43,14 @@ PACKAGE = Path(__file__).resolve().parents[1]
 ENV_DIR = "GENERATOR_CACHE_DIR"
 KEEP_UNUSED_SECONDS = 14 * 24 * 3600
 TMP_PREFIX = ".tmp-"
+OWN = "specdec-generator"  # the folder the entries live in, inside the cache folder named
+MARKER = "CACHEDIR.TAG"  # the cache directory tagging standard's name: backup tools skip the folder
+MARKER_TEXT = (
+    b"Signature: 8a477f597d28d172789f06886806bc55\n"
+    b"# The build cache of the speculative decoding explainer (python -m generator build): it wrote every file here.\n"
+)
+ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # a key (a SHA-256) and .json: the only files prune and clear remove
+TEMPORARY = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-.*")
 _FRACTION = re.compile(r"-?[0-9]+/[0-9]+")
 T = TypeVar("T")
 
@@ -142,48 +149,73 @@ def decode(value: Any, shape: Any, hints: dict | None = None) -> Any:
 
 
 class Cache:
-    """Entries under `directory/KIND/KEY.json`."""
+    """Entries under `directory/OWN/KIND/KEY.json`. The folder OWN is the generator's: it holds MARKER, written
+    with the first entry, and a folder OWN without it (someone else's) is neither read, written nor emptied."""
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
+        self.entries = self.directory / OWN
         self.code = package_source_digest()
         self.reused: Counter[str] = Counter()  # per kind, this build's hits
         self.computed: Counter[str] = Counter()  # and misses
         self.used: set[Path] = set()
         self.warned = False
-        self._remove_temporary_files()
+        self.fresh = False  # after clear(): only what this build wrote is read back
+        self.foreign = not self._ours()
+        if self.foreign:
+            self._warn(f"{self.entries} holds files the generator did not write (no {MARKER} of its own)")
+        else:
+            self._remove_temporary_files()
 
     @classmethod
     def for_root(cls, root: Path) -> Cache:
         return cls(Path(os.environ.get(ENV_DIR) or Path(root) / DEFAULT_DIR))
 
-    def get_or_compute(self, kind: str, key_parts: Any, compute: Callable[[], T], shape: Any) -> T:
+    def get_or_compute(
+        self, kind: str, key_parts: Any, compute: Callable[[], T], shape: Any, check: Callable[[T], bool] | None = None
+    ) -> T:
         """compute(), or the value an earlier call with the same kind, key parts and code stored.
 
         A computed value goes through JSON and back before it is returned, so a build that computes it and
-        one that loads it see equal values of equal types."""
+        one that loads it see equal values of equal types. `check`, when given, must hold of a loaded value (else
+        it is a miss) and of a computed one (else our own code is wrong: an error)."""
         key, path = self._where(kind, key_parts)
         found = self._load(path, kind, key, shape)
-        if found is not None:
+        if found is not None and (check is None or check(found[0])):
             self.reused[kind] += 1
             return found[0]
         self.computed[kind] += 1
         plain = encode(compute())
+        value = decode(plain, shape)
+        if check is not None and not check(value):
+            raise ValueError(f"a freshly computed {kind} fails its own check")
         entry = {"schema": SCHEMA, "kind": kind, "key": key, "value": plain}
         self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-        return decode(plain, shape)
-
-    def has(self, kind: str, key_parts: Any, shape: Any) -> bool:
-        """Whether get_or_compute with these arguments would find its value rather than compute it."""
-        key, path = self._where(kind, key_parts)
-        return self._load(path, kind, key, shape) is not None
+        return value
 
     def _where(self, kind: str, key_parts: Any) -> tuple[str, Path]:
         key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
-        return key, self.directory / kind / f"{key}.json"
+        return key, self.entries / kind / f"{key}.json"
+
+    def _ours(self) -> bool:
+        """Whether the folder OWN is missing or empty (the generator makes it), or holds our MARKER."""
+        try:
+            if not self.entries.is_dir() or not any(self.entries.iterdir()):
+                return True
+            marker = self.entries / MARKER
+            return not marker.is_symlink() and marker.is_file() and marker.read_bytes() == MARKER_TEXT
+        except OSError:
+            return False
+
+    def _warn(self, problem: str) -> None:
+        if not self.warned:
+            self.warned = True
+            print(f"warning: cache {self.directory}: {problem}; the build goes on without it", file=sys.stderr)
 
     def _load(self, path: Path, kind: str, key: str, shape: Any) -> tuple[Any] | None:
         """(value,) or None for a miss, whatever is wrong with the file."""
+        if self.foreign or (self.fresh and path not in self.used):
+            return None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
             with os.fdopen(fd, "rb") as fh:
@@ -209,22 +241,27 @@ class Cache:
         return (value,)
 
     def _store(self, path: Path, data: bytes) -> None:
+        if self.foreign:
+            return
         try:
+            if not (self.entries / MARKER).is_file():
+                self.entries.mkdir(parents=True, exist_ok=True)
+                _write_whole(self.entries / MARKER, MARKER_TEXT)
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_whole(path, data)
             self.used.add(path)
         except OSError as exc:
-            if not self.warned:
-                self.warned = True
-                print(
-                    f"warning: cache {self.directory}: cannot write ({exc.strerror or exc}); the build goes on "
-                    "without keeping its results",
-                    file=sys.stderr,
-                )
+            self._warn(f"cannot write ({exc.strerror or exc})")
+
+    def _own_files(self, names: re.Pattern) -> list[Path]:
+        """The files in the kinds' folders whose names the generator gives (entries, or temporary files)."""
+        if self.foreign:
+            return []
+        return [p for p in self.entries.glob("*/*") if names.fullmatch(p.name)]
 
     def _remove_temporary_files(self) -> None:
         """What a killed build left of named temporary files (only where O_TMPFILE is missing)."""
-        for path in self.directory.glob(f"*/{TMP_PREFIX}*"):
+        for path in self._own_files(TEMPORARY):
             pid = path.name[len(TMP_PREFIX) :].split("-")[0]
             if not pid.isdigit() or not process_alive(int(pid)):
                 try:
@@ -233,12 +270,27 @@ class Cache:
                     pass
 
     def clear(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Remove every entry (nothing else), and read back only what this build writes from now on."""
+        self.fresh = True
+        left, reason = 0, ""
+        for path in self._own_files(ENTRY):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                left, reason = left + 1, exc.strerror or str(exc)
+        if left:
+            print(
+                f"warning: cache {self.directory}: --clean could not remove {left} entries ({reason}); this build "
+                "reuses none of them",
+                file=sys.stderr,
+            )
 
     def prune(self) -> None:
         """Drop entries neither used by this build nor touched for two weeks."""
         cutoff = time.time() - KEEP_UNUSED_SECONDS
-        for path in self.directory.glob("*/*.json"):
+        for path in self._own_files(ENTRY):
             try:
                 if path not in self.used and path.stat().st_mtime < cutoff:
                     path.unlink()

@@ -16,17 +16,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..model.config import SiteConfig, load_config
+from ..model.config import ConfigError, SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
-from ..model.readers import outside_project
+from ..model.readers import inside, not_a_file, outside_project, project_root
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .output import target_of, write_atomically
@@ -63,7 +62,7 @@ def build(
     practice = report.timed("load", lambda: load_practice_data(config))
     facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
     playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
-    figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
+    figures = report.timed("figures", lambda: draw_figures(facts, cache, progress, config.profiles_path()))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
     quoted = Path(practice.path) if practice is not None else None  # published beside the profiles
@@ -96,6 +95,13 @@ def refuse_links_out(root: Path) -> None:
                 problem = outside_project(path) if path.is_symlink() else None
                 if problem:
                     raise BuildError(problem)
+                if name in names:  # a device, a FIFO or a socket would block a read or never end
+                    try:
+                        problem = not_a_file(os.stat(path).st_mode)
+                    except OSError:  # a broken link: the reader that wants it names it
+                        problem = None
+                    if problem:
+                        raise BuildError(f"{path}: {problem}")
 
 
 def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
@@ -159,19 +165,39 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
     pairs, corpora, licences = {}, {}, {}
     for kind in KINDS:
         c = getattr(settings, kind)
-        files = [
-            (p.name, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in locate(c.package, c.files, base, f"playground.{kind}")
-        ]
+        paths = locate(c.package, c.files, base, f"playground.{kind}")
+        refuse_corpus_files(config, kind, paths)
+        files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
-        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step)
+        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step, config.source)
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
     data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
     data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
     return repriced(data, cost.draft_step, cost.verify_step)
 
 
-def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) -> tuple[dict, str, str | None]:
+def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> None:
+    """Each file a corpus setting matched is a regular file inside the project, or among the named package's own
+    installed files (a link leading elsewhere, a device or a FIFO is refused), before a byte of it is read."""
+    import importlib.metadata
+
+    c = getattr(config.playground, kind)
+    where = f"{config.source}: playground.{kind}.files"
+    if c.package:
+        folder, owner = Path(importlib.metadata.distribution(c.package).locate_file("")), f"the package {c.package}"
+    else:
+        folder, owner = project_root(Path(config.source)) or Path(config.source).parent, "the project"
+    for path in paths:
+        if not inside(path, folder):
+            raise BuildError(f"{where}: {path} lies outside {owner} ({os.path.realpath(path)}): refused")
+        problem = not_a_file(os.stat(path).st_mode)
+        if problem:
+            raise BuildError(f"{where}: {path} {problem}")
+
+
+def playground_kind(
+    kind: str, settings, base: Path, draft_step, verify_step, settings_file: str = "data/site.yaml"
+) -> tuple[dict, str, str | None]:
     """One kind's corpus, its pair trained and measured (without the export itself: the site publishes
     it as models_json), and its package's licence."""
     from ..playground import Orders, build_kind
@@ -179,6 +205,14 @@ def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) ->
 
     c = getattr(settings, kind)
     text, _ = load_sources(c.package, c.files, c.books, base, f"playground.{kind}")
+    vocabulary = len(set(text))
+    for name in ("target_order", "draft_order"):  # the models pack an n-gram into one int64: see config.MAX_ORDER
+        if vocabulary ** getattr(c, name) >= 2**63:
+            top = next(order for order in range(1, 64) if vocabulary ** (order + 1) >= 2**63)
+            raise ConfigError(
+                f"{settings_file}: playground.{kind}.{name}: {getattr(c, name)} is too long for a corpus of "
+                f"{vocabulary} distinct characters (at most {top})"
+            )
     pair = build_kind(
         kind,
         text,
@@ -189,47 +223,95 @@ def playground_kind(kind: str, settings, base: Path, draft_step, verify_step) ->
         verify_step,
         settings.max_k,
     )
+    if not pair["prompts"]:  # the page opens on the first one
+        raise ConfigError(
+            f"{settings_file}: playground.{kind}.files: the held-out last tenth of this corpus offers no example "
+            "prompt (prose: a line of 12 words or more; code: a line opening with return, if, for and the like)"
+        )
     return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
 
 
 # --- figures and the social card -----------------------------------------------------------------
 
 
-def draw_figures(facts: Facts, cache: Cache, progress: Progress | None = None) -> dict[str, tuple]:
+def draw_figures(
+    facts: Facts, cache: Cache, progress: Progress | None = None, data: Path = Path("data/profiles.v1.json")
+) -> dict[str, tuple]:
     """Every figure the registry lists, by name: (name, light SVG, dark SVG, alt, caption, its FigureRef).
     Each is cached by its drawing function and a digest of exactly what it is drawn from."""
     from ..render.figure_registry import jobs
 
     versions = [library_version(name) for name in ("matplotlib", "numpy")]
     plan = jobs(facts)
-    keys = {job.name: (job.ref.function, job.ref.inputs, versions) for job in plan}
-    missing = [job for job in plan if not cache.has("figure", keys[job.name], FIGURE)]
-    fresh = dict(zip((job.name for job in missing), draw_all(missing)))
     drawn = {}
     for count, job in enumerate(plan, start=1):
-        figure = cache.get_or_compute("figure", keys[job.name], lambda job=job: fresh[job.name], FIGURE)
+        key = (job.ref.function, job.ref.inputs, versions)
+        figure = cache.get_or_compute("figure", key, partial(draw_one, job, data), FIGURE, check=inert_figure)
         drawn[job.name] = (*figure, job.ref)
         if progress:
             progress("figures", count, len(plan))
     return drawn
 
 
-def draw_all(jobs: list) -> list[tuple[str, str, str, str, str]]:
-    """Each job drawn, in order. Drawing is the one slow step of a cold build (about 2 CPU seconds with
-    matplotlib's import), so more than one figure to draw is shared between two processes."""
-    if len(jobs) < 2 or (os.cpu_count() or 1) < 2:
-        return [draw_one(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(draw_one, jobs))
+# What matplotlib writes, and all a figure may hold: a figure read from the cache (which may be shared, or
+# restored from elsewhere) that holds anything more is drawn again rather than published.
+SVG_PROLOG = (
+    '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"\n'
+    '  "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n'
+)
+SVG_ELEMENTS = MappingProxyType(
+    {
+        "http://www.w3.org/2000/svg": {"svg", "g", "path", "use", "text", "defs", "rect", "clipPath", "pattern"}
+        | {"metadata", "title", "style"},
+        "http://www.w3.org/1999/02/22-rdf-syntax-ns#": {"RDF"},
+        "http://creativecommons.org/ns#": {"Work", "Agent"},
+        "http://purl.org/dc/elements/1.1/": {"type", "format", "creator", "Agent", "title", "date", "description"},
+    }
+)
+SVG_STYLE = "*{stroke-linejoin: round; stroke-linecap: butt}"  # matplotlib's one style sheet
+RDF_RESOURCE = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}resource"
 
 
-def draw_one(job) -> tuple[str, str, str, str, str]:
+def inert_svg(svg: str) -> bool:
+    """Whether an SVG holds only what matplotlib draws: no script, event handler, foreign reference or style
+    sheet of its own, no entity (nothing before <svg> but matplotlib's own prolog)."""
+    import xml.etree.ElementTree as ET
+
+    if not svg.startswith(SVG_PROLOG) or "<!" in svg[len(SVG_PROLOG) :]:
+        return False
+    try:
+        root = ET.fromstring(svg[len(SVG_PROLOG) :])
+    except ET.ParseError:
+        return False
+    for element in root.iter():
+        namespace, _, name = str(element.tag)[1:].partition("}")
+        if name not in SVG_ELEMENTS.get(namespace, ()) or (name == "style" and element.text != SVG_STYLE):
+            return False
+        for attribute, value in element.attrib.items():
+            local = attribute.rpartition("}")[2].lower()
+            if local.startswith("on") or value.lower().replace("url(#", "").count("url(") or "javascript" in value:
+                return False
+            if local == "href" and not value.startswith("#"):
+                return False
+            if attribute == RDF_RESOURCE and not value.startswith("http://purl.org/dc/dcmitype/"):
+                return False
+    return True
+
+
+def inert_figure(figure: tuple) -> bool:
+    return inert_svg(figure[1]) and inert_svg(figure[2])
+
+
+def draw_one(job, data: Path) -> tuple[str, str, str, str, str]:
+    """One figure drawn; one it cannot draw legibly (texts that overlap or leave it) is the data's doing, since the
+    schema's limits are set to what every figure shows: said in one line naming the data file."""
     from ..render.figures import FigureError, draw
 
     try:
         return draw(job)
     except FigureError as exc:
-        raise BuildError(str(exc)) from None
+        problem = str(exc).split(": ", 2)[-1]
+        raise BuildError(f"{data}: the figure {job.name} cannot show this data legibly: {problem}") from None
 
 
 def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
@@ -249,4 +331,12 @@ def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
         return base64.b64encode(draw_card(**inputs)).decode("ascii")
 
     versions = [library_version(name) for name in ("pillow", "matplotlib")]  # Pillow draws in matplotlib's fonts
-    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str))
+    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str, check=is_png))
+
+
+def is_png(text: str) -> bool:
+    """Whether base64 `text` holds a PNG (what the card must be, wherever the cache got it)."""
+    try:
+        return base64.b64decode(text, validate=True).startswith(b"\x89PNG\r\n\x1a\n")
+    except ValueError:
+        return False
