@@ -305,6 +305,60 @@
     return { spec, alone, exact, tvd: totalVariation(spec.map((c) => c / samples), alone.map((c) => c / samples)) };
   }
 
+  // The first `positions` characters after the prompt, drawn `samples` times by speculative sampling (rounds
+  // until that many are committed, so with K >= 2 the accepted proposals, the residual and the bonus all
+  // appear) and by the target alone, one character at a time. A generator, so a page can run it in slices:
+  // it yields its progress (0 to 1) every `every` draws and returns, per position, both histograms and the
+  // target's exact distribution of that character (firstCharsExact) with the two noise baselines.
+  function* firstCharsSteps({ target, draft, vocab, context, k, temperature, samples, positions = 3, nextUniform, every = 50 }) {
+    const exact = yield* firstCharsExact({ target, vocab, context, temperature, positions });
+    const spec = exact.map(() => new Array(vocab.length).fill(0));
+    const alone = exact.map(() => new Array(vocab.length).fill(0));
+    const index = new Map(vocab.map((c, i) => [c, i]));
+    for (let i = 0; i < samples; i++) {
+      let text = "";
+      while (chars(text).length < positions) {
+        text += speculativeRound({ target, draft, vocab, context: context + text, k, temperature, nextUniform }).committed;
+      }
+      chars(text).slice(0, positions).forEach((c, j) => spec[j][index.get(c)]++);
+      const drawn = chars(targetAlone({ target, vocab, context, length: positions, temperature, nextUniform }));
+      drawn.forEach((c, j) => alone[j][index.get(c)]++);
+      if ((i + 1) % every === 0) yield 0.1 + (0.9 * (i + 1)) / samples;
+    }
+    return exact.map((row, j) => ({
+      position: j + 1, spec: spec[j], alone: alone[j], exact: row,
+      tvd: totalVariation(spec[j].map((c) => c / samples), alone[j].map((c) => c / samples)),
+      noise: expectedTvd(row, samples),
+    }));
+  }
+
+  // sampler.first_chars_exact: the target's exact distribution of each of the first `positions` characters
+  // after context (each a sum over every way the characters before it can go; greedy: the top choice's path).
+  // A generator that yields 0.1 times its progress, as firstCharsSteps's first tenth.
+  function* firstCharsExact({ target, vocab, context, temperature, positions }) {
+    const size = vocab.length;
+    let paths = [[context, 1]];  // every text so far with its probability
+    const out = [];
+    let rows = 0;
+    for (let j = 0; j < positions; j++) {
+      const marginal = new Array(size).fill(0);
+      const next = [];
+      for (const [text, weight] of paths) {
+        const row = distribution(target, text, temperature);
+        const probs = temperature === 0 ? oneHot(row) : row;
+        for (let c = 0; c < size; c++) {
+          if (probs[c] === 0) continue;
+          marginal[c] += weight * probs[c];
+          if (j + 1 < positions) next.push([text + vocab[c], weight * probs[c]]);
+        }
+        if (++rows % 64 === 0) yield (0.1 * j) / positions;
+      }
+      out.push(marginal);
+      paths = next;
+    }
+    return out;
+  }
+
   function totalVariation(p, q) {
     let s = 0;
     for (let i = 0; i < p.length; i++) s += Math.abs(p[i] - q[i]);
@@ -384,6 +438,7 @@
     applyTemperature,
     distribution,
     argmax,
+    oneHot,
     draw,
     residual,
     acceptProbability,
@@ -394,6 +449,8 @@
     leviathanSpeedup,
     leviathanBestK,
     compareNextChar,
+    firstCharsSteps,
+    firstCharsExact,
     totalVariation,
     greedyLoopStart,
     dominantChar,

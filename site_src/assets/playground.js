@@ -95,63 +95,6 @@ function roundItem(round, number) {
   return item;
 }
 
-// p and q as two small bars side by side, with the numbers beside them (the bars are decoration).
-function pairedBars(p, q) {
-  const bar = (cls, v) => el("span", { class: `pg-mini ${cls}`, vars: { "--v": String(Math.max(0, Math.min(1, v))) }, "aria-hidden": "true" });
-  return el("span", { class: "pg-pq" }, bar("pg-mini-p", p), bar("pg-mini-q", q));
-}
-
-// Step mode: every drafted character of the last round with p, q, min(1, p/q), the draw and the verdict.
-// Each cell carries its column's name (data-label): on a phone the rows stack and show it beside the value.
-const STEP_COLUMNS = [
-  ["#", "Position"], ["Drafted", "Drafted"], ["p", "p (target)"], ["q", "q (draft)"], ["p and q", "p and q"],
-  ["min(1, p/q)", "min(1, p/q)"], ["Draw u", "u"], ["Verdict", "Verdict"],
-];
-
-function stepDetail(round, number) {
-  const table = el("table", { class: "pg-table pg-step-table", role: "table" });
-  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character (solid bar), q the draft's (outlined bar, hatched: the drafted character)` }));
-  const head = el("tr", { role: "row" });
-  for (const [h] of STEP_COLUMNS) head.append(el("th", { scope: "col", role: "columnheader", text: h }));
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  const cell = (column, attrs, ...children) => el("td", { role: "cell", "data-label": STEP_COLUMNS[column][1], ...attrs }, ...children);
-  const rowHead = (text) => el("th", { scope: "row", role: "rowheader", "data-label": "Position\u00a0", text });
-  const proposals = Core.chars(round.proposals);
-  round.verdicts.forEach((verdict, j) => {
-    const row = el("tr", { role: "row", "data-verdict": verdict });
-    row.append(rowHead(String(j + 1)));
-    row.append(cell(1, {}, el("code", { text: visible(proposals[j]), title: spoken(proposals[j]) })));
-    const check = round.checks[j];
-    if (!check) {
-      row.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "Checked" }, "not checked: an earlier character was rejected"));
-      row.append(cell(7, { class: "pg-verdict-cell" }, "\u2026 dropped unverified"));
-    } else {
-      row.append(cell(2, { class: "pg-p" }, prob(check.p)));
-      row.append(cell(3, { class: "pg-q" }, prob(check.q)));
-      row.append(cell(4, { class: "pg-bars-cell" }, pairedBars(check.p, check.q)));
-      row.append(cell(5, { class: "pg-a" }, prob(check.a)));
-      const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q" : "none: p = 0")
-        : `${prob(check.u)} ${check.u < check.a ? "<" : "\u2265"} ${prob(check.a)}`;
-      row.append(cell(6, { class: "pg-u" }, drawText));
-      row.append(cell(7, { class: "pg-verdict-cell" }, verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}`));
-    }
-    body.append(row);
-  });
-  const bonus = round.bonus !== null;
-  const last = el("tr", { role: "row", "data-verdict": bonus ? "bonus" : "replacement" });
-  last.append(rowHead(bonus ? String(round.verdicts.length + 1) : "\u2014"));
-  const ch = bonus ? round.bonus : round.replacement;
-  last.append(cell(1, { "data-label": bonus ? "Bonus" : "Replacement" }, el("code", { text: visible(ch), title: spoken(ch) })));
-  last.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "How" }, bonus
-    ? `every check passed: the target's pass gives one more character, drawn with u = ${fixed(round.bonusDraw, 3)}`
-    : `drawn from the residual norm(max(0, p \u2212 q)) with u = ${fixed(round.replacementDraw, 3)}`));
-  last.append(cell(7, { class: "pg-verdict-cell" }, bonus ? "+ bonus" : "replacement"));
-  body.append(last);
-  table.append(body);
-  return el("div", { class: "pg-step-box", role: "region", tabindex: "0", "aria-label": "Table: the last round, check by check" }, table);
-}
-
 // A round number of steps for an axis from 0 to top: 0.05, 0.1, 0.2, 0.25 or 0.5 apart.
 function tickStep(top) {
   for (const step of [0.05, 0.1, 0.2, 0.25, 0.5]) if (top / step <= 5) return step;
@@ -161,7 +104,7 @@ function tickStep(top) {
 // The distribution check's chart, drawn at the width it is shown at (one unit a CSS pixel, so its text
 // is as large on a phone as on a laptop): per character a solid bar for the target's probability p,
 // a dot for the speculative histogram and an open square for the target alone's histogram.
-function barChart(result, vocab, samples, width) {
+function barChart(result, vocab, samples, width, position) {
   const plotLeft = 44;
   const plotRight = 8;
   const room = Math.max(200, width) - plotLeft - plotRight;
@@ -184,7 +127,7 @@ function barChart(result, vocab, samples, width) {
   const step = tickStep(highest);
   const top = Math.ceil(highest / step - 1e-9) * step;
   const plotTop = 10;
-  const plotHeight = 200;
+  const plotHeight = 150;
   const bottom = plotTop + plotHeight;
   const svgWidth = plotLeft + room + plotRight;
   const band = room / bars.length;
@@ -222,7 +165,7 @@ function barChart(result, vocab, samples, width) {
     shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
   });
   const table = el("table", { class: "pg-table" });
-  table.append(el("caption", { text: `Next character after the prompt, ${samples.toLocaleString("en")} draws each` }));
+  table.append(el("caption", { text: `Character ${position} after the prompt, ${samples.toLocaleString("en")} draws each` }));
   const head = el("tr");
   for (const h of ["Character", "Speculative", "Target alone", "p (exact)"]) {
     head.append(el("th", { scope: "col", text: h }));
@@ -286,7 +229,7 @@ function init(root) {
   }
 
   function reset() {
-    state = { prompt: prompt.value, text: "", marks: [], rounds: [], looped: false, rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
+    state = { prompt: prompt.value, text: "", marks: [], rounds: [], rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
     roundsList.replaceChildren();
     greedyBox.replaceChildren();
     detail.replaceChildren();
@@ -347,25 +290,33 @@ function init(root) {
     live.textContent = message;
   }
 
-  // Greedy stops where its text starts repeating for good: a model that sees the last few characters,
-  // always taking its top choice, is a fixed walk from state to state, so a state met again starts a
-  // loop. The same rule cuts the target alone's text, which therefore stays identical.
-  function greedyLooped(pair) {
-    const width = pair.target.order - 1;
-    return Core.greedyLoopStart(state.prompt + state.text, Core.chars(state.prompt).length, width) !== null;
+  // Greedy can fall into a loop: a model that sees the last few characters, always taking its top choice, is a
+  // fixed walk from state to state, so a state met again starts a cycle. The page keeps writing and says where
+  // the cycle starts; the target alone, run beside it, cycles in the very same place.
+  function loopStart(pair) {
+    return Core.greedyLoopStart(state.prompt + state.text, Core.chars(state.prompt).length, pair.target.order - 1);
   }
 
-  const LOOP_NOTE = "Greedy stopped: the text has reached a state it was in before, so from here on it would repeat the same characters forever.";
+  function loopNote(pair, start) {
+    return `The text loops from character ${start + 1} of the output on: a greedy model that sees only the last ` +
+      `${pair.target.order - 1} characters has come back to ${pair.target.order - 1} characters it wrote before, so it ` +
+      "writes the same stretch again and again. The target alone loops in the same place, so speculative decoding loops with it.";
+  }
+
+  // Brings the step detail into view when its top is off screen (a phone: it sits below the output and the
+  // counts); smooth only where the reader has not asked for reduced motion.
+  function showDetail() {
+    const top = detail.getBoundingClientRect().top;
+    if (top >= 0 && top < window.innerHeight - 160) return;  // its top, and a few lines of it, are on screen
+    const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    detail.scrollIntoView({ block: "start", behavior: still ? "auto" : "smooth" });
+  }
 
   async function step(oneRound) {
     if (busy) return;
     const kind = corpus();
     const pair = loadedPair(kind) || await pairFor(kind);
     const greedy = mode() === "greedy";
-    if (greedy && state.looped) {
-      announce(`${LOOP_NOTE} Nothing new to write; press Reset or change the prompt.`);
-      return;
-    }
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
     const goal = Core.chars(state.text).length + data.generate_chars;
@@ -383,21 +334,31 @@ function init(root) {
       if (round.bonus !== null) state.marks.push([round.bonus, "bonus"]);
       else state.marks.push([round.replacement, "replaced"]);
       fragment.append(roundItem(round, state.rounds.length));
-      if (greedy && greedyLooped(pair)) state.looped = true;
-    } while (!oneRound && !state.looped && Core.chars(state.text).length < goal);
+    } while (!oneRound && Core.chars(state.text).length < goal);
     roundsList.append(fragment);
-    detail.replaceChildren(oneRound ? stepDetail(round, state.rounds.length) : "");
+    if (oneRound) {
+      const rows = greedy
+        ? { target: round.targetRows.map(Core.oneHot), draft: round.draftRows.map(Core.oneHot) }
+        : { target: round.targetRows, draft: round.draftRows };
+      detail.replaceChildren(window.PlaygroundStep.roundDetail({
+        round, number: state.rounds.length, vocab: pair.vocab, rows, greedy, residual: Core.residual,
+      }));
+    } else {
+      detail.replaceChildren();
+    }
     const s = render();
     const added = state.rounds.length - before;
     let message = `Added ${added} round${added === 1 ? "" : "s"}. ${statusFor(s)}`;
-    if (greedy) message += ` ${compareGreedy(pair)}`;
-    if (state.looped) message += ` ${LOOP_NOTE}`;
+    const start = greedy ? loopStart(pair) : null;
+    if (greedy) message += ` ${compareGreedy(pair, start)}`;
+    if (start !== null) message += ` ${loopNote(pair, start)}`;
     const caveat = repeatCaveat();
     if (caveat) message += ` ${caveat}`;
     announce(message);
+    if (oneRound) showDetail();
   }
 
-  function compareGreedy(pair) {
+  function compareGreedy(pair, start) {
     const alone = Core.targetAlone({
       target: pair.target, vocab: pair.vocab, context: state.prompt,
       length: Core.chars(state.text).length, temperature: 0,
@@ -410,31 +371,65 @@ function init(root) {
       el("p", { class: "pg-small", text: "Target alone, one character per step:" }),
       el("pre", { class: "pg-sample", text: state.prompt + alone }),
       el("p", { class: same ? "pg-verdict-ok" : "pg-verdict-bad", text: same ? "\u2713 Identical, character for character." : "\u2717 The outputs differ." }));
-    if (state.looped) greedyBox.append(el("p", { class: "pg-small pg-loop-note", text: LOOP_NOTE }));
+    if (start !== null) greedyBox.append(el("p", { class: "pg-loop-note", "data-loop-start": String(start), text: loopNote(pair, start) }));
     return same ? "Greedy output is identical to the target alone." : "Greedy output differs from the target alone.";
   }
 
+  // "Check the distribution": the first three characters after the prompt, many times over, by speculative
+  // sampling and by the target alone; per position both histograms against the target's exact distribution.
+  // A Web Worker draws them (the page stays responsive); where none will start (a page opened from a file in
+  // Chromium), the same steps run here in slices of a few milliseconds.
+  let checking = false;
   async function check() {
-    const pair = loadedPair(corpus()) || await pairFor(corpus());
-    const field = $("pg-samples");  // its min, max and first value are the site's settings
-    const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
-    const t = temperature();
-    const result = Core.compareNextChar({
-      target: pair.target, draft: pair.draft, vocab: pair.vocab,
-      context: prompt.value, k: k(), temperature: t, samples, nextUniform: Core.mulberry32((Number(seedInput.value) >>> 0) + 1),
-    });
-    const { svg, table } = barChart(result, pair.vocab, samples, checkResult.clientWidth);
+    if (checking) return;
+    checking = true;
+    const button = $("pg-check");
+    button.disabled = true;
+    try {
+      const kind = corpus();
+      const pair = loadedPair(kind) || await pairFor(kind);
+      const field = $("pg-samples");  // its min, max and first value are the site's settings
+      const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
+      const t = temperature();
+      const job = { context: prompt.value, k: k(), temperature: t, samples, seed: (Number(seedInput.value) >>> 0) + 1, positions: 3 };
+      checkResult.replaceChildren(el("p", { class: "pg-small", text: `Drawing ${samples.toLocaleString("en")} times…` }));
+      let results;
+      try {
+        results = await checkInWorker({ task: "check", kind, exports: pair.source === "browser" ? pair.exports : null, job });
+      } catch (error) {
+        const steps = Core.firstCharsSteps({
+          target: pair.target, draft: pair.draft, vocab: pair.vocab, ...job, nextUniform: Core.mulberry32(job.seed),
+        });
+        results = await runSliced(steps, () => {});
+      }
+      showCheck(results, pair.vocab, samples, t);
+    } finally {
+      checking = false;
+      button.disabled = false;
+    }
+  }
+
+  function showCheck(results, vocab, samples, t) {
     const legend = el("p", { class: "pg-legend" },
       el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target's probability p (bar) ",
       el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (dot) ",
       el("span", { class: "pg-key pg-key-alone", "aria-hidden": "true" }), " target alone (open square)");
-    const noise = Core.expectedTvd(result.exact, samples);
-    const summary = `Total variation distance between the two histograms: ${fixed(result.tvd, 3)} over ${samples.toLocaleString("en")} draws each` +
-      (t === 0 ? " (greedy: both always give the target's top character)." :
-        `. Sampling noise alone: two histograms of that many draws from the target itself differ by ${fixed(noise, 3)} on average.`);
-    const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: next-character frequencies" }, table);
-    checkResult.replaceChildren(el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(noise), text: summary }), legend, svg, box);
-    announce(summary);
+    const parts = [legend];
+    const said = [];
+    for (const result of results) {
+      const { svg, table } = barChart(result, vocab, samples, checkResult.clientWidth, result.position);
+      const summary = `Character ${result.position}: total variation distance between the two histograms ${fixed(result.tvd, 3)}` +
+        (t === 0 ? " (greedy: both always give the target's top choice)." : `; sampling noise alone gives ${fixed(result.noise, 3)} on average.`);
+      said.push(summary);
+      const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": `Table: character ${result.position}, frequencies` }, table);
+      parts.push(el("section", { class: "pg-check-position", "data-position": String(result.position), "aria-label": `Character ${result.position}` },
+        el("h4", { text: `Character ${result.position}` }),
+        el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(result.noise), text: summary }),
+        svg, box));
+    }
+    const head = el("p", { class: "pg-check-head", text: `${samples.toLocaleString("en")} draws of the first ${results.length} characters each way.` });
+    checkResult.replaceChildren(head, ...parts);
+    announce(`${head.textContent} ${said.join(" ")}`);
   }
 
   // Retrain the chosen pair from the published corpus, then use it. A Web Worker does the counting, so
@@ -475,7 +470,10 @@ function init(root) {
           text: `${name}: ${fixed(result.bits[name], 2)} bits per character on held-out text (build: ${fixed(facts.bits_per_char[name], 2)}); ` +
             `count digest ${digest} ${same ? "\u2713 equals the build's" : `\u2717 differs from the build's ${facts.digests[name]}`}.` }));
       }
-      pairs[kind] = { target: trained.target, draft: trained.draft, vocab: Core.chars(result.vocab), source: "browser" };
+      pairs[kind] = {
+        target: trained.target, draft: trained.draft, vocab: Core.chars(result.vocab), source: "browser",
+        exports: { vocab: result.vocab, target: result.exports.target, draft: result.exports.draft },  // for the check's worker
+      };
       const seen = `What you just saw: your browser counted every run of up to ${orders.target} characters in the first nine ` +
         `tenths of the corpus (${result.trainChars.toLocaleString("en")} characters), ${where}. ` +
         (all ? "Its counts equal the build's, digest for digest, so generation gives the very same text as before."
@@ -504,13 +502,19 @@ function init(root) {
       reset();
       announce(`Mode: ${mode()}. Output cleared.`);
     } else if (event.target.name === "pg-corpus") {
+      // A prompt the reader typed stays; an example prompt (of either corpus) gives way to this corpus's first
+      // example, and the status line says which. K stays where the reader put it.
       const kind = corpus();
-      prompt.value = data.pairs[kind].prompts[0];
-      kInput.value = String(data.pairs[kind].measurements.best_k);
-      kOut.value = kInput.value;
+      const examples = Object.values(data.pairs).flatMap((p) => p.prompts);
+      let said = "Your prompt is kept.";
+      if (!prompt.value.trim() || examples.includes(prompt.value)) {
+        const old = prompt.value;
+        prompt.value = data.pairs[kind].prompts[0];
+        said = old.trim() ? "The example prompt is replaced by one from this corpus." : "An example prompt from this corpus is filled in.";
+      }
       showExamples();
       reset();
-      pairFor(kind).then(() => announce(`Corpus: ${kind}. Output cleared.`));
+      pairFor(kind).then(() => announce(`Corpus: ${kind}. ${said} K stays at ${kInput.value}. Output cleared.`));
     }
   });
   // on each edit, not on leaving the box: a reset then would move the buttons under a click that is under way
@@ -537,10 +541,20 @@ function init(root) {
   reset();
 }
 
-// The browser would not start a worker (or its script would not load): train on the page instead.
+// The browser would not start a worker (or its script would not load): work on the page instead.
 class NoWorker extends Error {}
 
 function trainInWorker(kind, orders, onProgress) {
+  return inWorker({ kind, orders }, onProgress);
+}
+
+// The distribution check in a worker; any failure at all (no worker, a script it could not load) rejects, and
+// the page then draws on its own thread.
+function checkInWorker(message) {
+  return inWorker(message, () => {}).then((result) => result, (error) => { throw new NoWorker(error.message); });
+}
+
+function inWorker(message, onProgress) {
   return new Promise((resolve, reject) => {
     let worker;
     try {
@@ -552,21 +566,21 @@ function trainInWorker(kind, orders, onProgress) {
     let heard = false;
     worker.onmessage = (event) => {
       heard = true;
-      const message = event.data;
-      if (message.progress !== undefined) {
-        onProgress(message.progress);
+      const reply = event.data;
+      if (reply.progress !== undefined) {
+        onProgress(reply.progress);
         return;
       }
       worker.terminate();
-      if (message.error) reject(new Error(message.error));
-      else resolve(message.result);
+      if (reply.error) reject(new Error(reply.error));
+      else resolve(reply.result);
     };
     worker.onerror = (event) => {
       event.preventDefault();
       worker.terminate();
       reject(heard ? new Error(event.message) : new NoWorker(event.message || "the worker did not start"));
     };
-    worker.postMessage({ kind, orders });
+    worker.postMessage(message);
   });
 }
 
