@@ -352,6 +352,7 @@ def assemble(pairs: dict[str, dict], seed: int, max_k: int, draft_step, verify_s
         "max_k": max_k,
         "pairs": pairs,
         "cost_model": {"draft_step": _number(draft_step), "verify_step": _number(verify_step)},
+        "cost_model_exact": exact_cost(draft_step, verify_step),
         "temperature": 1.0,
         "seed": seed,
         "comparison": compare_kinds({kind: p["measurements"] for kind, p in pairs.items()}),
@@ -365,7 +366,16 @@ def repriced(data: dict, draft_step, verify_step) -> dict:
     for kind, p in data["pairs"].items():
         measured = price(p["measurements"], ds, vs)
         pairs[kind] = {**p, "measurements": measured, "prediction": prediction(measured, ds, vs)}
-    return {**data, "pairs": pairs, "cost_model": {"draft_step": ds, "verify_step": vs}}
+    cost_model = {"draft_step": ds, "verify_step": vs}
+    return {**data, "pairs": pairs, "cost_model": cost_model, "cost_model_exact": exact_cost(ds, vs)}
+
+
+def exact_cost(draft_step, verify_step) -> dict[str, str]:
+    """The cost model as the page's script reads it to print exact ratios: each step as an "n/d" string."""
+    return {
+        name: f"{step_fraction(x).numerator}/{step_fraction(x).denominator}"
+        for name, x in (("draft_step", _number(draft_step)), ("verify_step", _number(verify_step)))
+    }
 
 
 def numbers(data: dict) -> dict:

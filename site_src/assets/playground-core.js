@@ -279,6 +279,27 @@
     };
   }
 
+  // The summary's measured ratios as exact fractions { n, d } of BigInts, from its integer counts, for the site's
+  // one rounding rule (decimals.js): printed from a double, 617/400 would read 1.542, not 1.543. exactCost holds
+  // the cost model's steps as "n/d" strings (generator.playground.step_fraction: 0.1 is 1/10).
+  function exactRatios(s, exactCost) {
+    const part = (text) => {
+      const [n, d = "1"] = String(text).split("/");
+      return [BigInt(n), BigInt(d)];
+    };
+    const [dn, dd] = part(exactCost.draft_step);
+    const [vn, vd] = part(exactCost.verify_step);
+    const big = (x) => BigInt(x);
+    const costNumerator = big(s.draftSteps) * dn * vd + big(s.targetPasses) * vn * dd;  // over dd * vd
+    return {
+      perRound: s.rounds ? { n: big(s.chars), d: big(s.rounds) } : null,
+      acceptance: s.verified ? { n: big(s.accepted), d: big(s.verified) } : null,
+      cost: { n: costNumerator, d: dd * vd },
+      plainCost: { n: big(s.chars) * vn, d: vd },
+      speedup: costNumerator > 0n ? { n: big(s.chars) * vn * dd, d: costNumerator } : null,
+    };
+  }
+
   // Leviathan et al. (2023): expected speedup for i.i.d. acceptance a, K proposals, cost ratio c.
   function leviathanSpeedup(a, k, c) {
     if (a >= 1) return (k + 1) / (k * c + 1);
@@ -446,6 +467,7 @@
     targetAlone,
     generate,
     summarise,
+    exactRatios,
     leviathanSpeedup,
     leviathanBestK,
     compareNextChar,

@@ -38,12 +38,12 @@ function el(tag, attrs = {}, ...children) {
 
 // Every decimal goes through the site's one rounding rule (decimals.js: half away from zero, as the
 // page's Python-printed numbers).
-const fixed = (x, digits) => window.Decimals.fixed(Number(x), digits);
+const fixed = (x, digits) => window.Decimals.fixed(typeof x === "object" ? x : Number(x), digits);
 // A probability to three decimals, or to two significant digits when it is smaller than that shows:
 // a character the draft proposed never reads q = 0.000.
 const prob = (x) => (x > 0 && x < 0.0005 ? fixed(x, 1 - Math.floor(Math.log10(x))) : fixed(x, 3));
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-const percent = (x) => window.Decimals.pct(Number(x), 1);
+const percent = (x) => window.Decimals.pct(typeof x === "object" ? x : Number(x), 1);
 
 // Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
 const loaded = new Map();
@@ -165,7 +165,7 @@ function barChart(result, vocab, samples, width, position) {
     shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
   });
   const table = el("table", { class: "pg-table" });
-  table.append(el("caption", { text: `Character ${position} after the prompt, ${samples.toLocaleString("en")} draws each` }));
+  table.append(el("caption", { text: `Character ${position}: shares of ${samples.toLocaleString("en")} draws each way` }));
   const head = el("tr");
   for (const h of ["Character", "Speculative", "Target alone", "p (exact)"]) {
     head.append(el("th", { scope: "col", text: h }));
@@ -243,15 +243,16 @@ function init(root) {
     const committed = state.marks.map(([ch, provenance]) => el("span", { class: "pg-c", "data-provenance": provenance, text: ch }));
     output.replaceChildren(prose, ...committed);
     const s = Core.summarise(state.rounds, cost);
+    const x = Core.exactRatios(s, data.cost_model_exact);  // what is printed: rounded from the counts
     const none = s.rounds === 0;
     const dash = "\u2014";
     const predicted = s.verified ? Core.leviathanSpeedup(s.acceptance, k(), c) : 0;
     const cells = [
       ["Rounds", String(s.rounds)],
       ["Characters committed", String(s.chars)],
-      ["Characters per round", none ? dash : fixed(s.perRound, 2)],
-      ["Acceptance rate", s.verified ? percent(s.acceptance) : dash],
-      ["Speedup", none ? dash : `${fixed(s.speedup, 2)}\u00d7`],
+      ["Characters per round", none ? dash : fixed(x.perRound, 2)],
+      ["Acceptance rate", s.verified ? percent(x.acceptance) : dash],
+      ["Speedup", none ? dash : `${fixed(x.speedup, 2)}\u00d7`],
       [`Closed form at this acceptance, K = ${k()}`, s.verified ? `${fixed(predicted, 2)}\u00d7` : dash],
     ];
     stats.replaceChildren(...cells.flatMap(([dt, dd]) => [el("dt", { text: dt }), el("dd", { text: dd })]));
@@ -261,11 +262,11 @@ function init(root) {
     }
     const specWidth = (100 * s.cost) / s.plainCost;
     meter.replaceChildren(
-      el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
+      el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(x.cost, 1)} target-pass units.` }),
       el("div", { class: "pg-meter-bar pg-meter-spec", vars: { "--w": `${Math.min(specWidth, 100)}%` }, "aria-hidden": "true" }),
-      el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(s.plainCost, 1)} units.` }),
+      el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(x.plainCost, 1)} units.` }),
       el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": "100%" }, "aria-hidden": "true" }),
-      el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(s.speedup, 2)}\u00d7.` }));
+      el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(x.speedup, 2)}\u00d7.` }));
     const caveat = repeatCaveat();
     if (caveat) meter.append(el("p", { class: "pg-caveat", text: caveat }));
     return s;
@@ -282,8 +283,9 @@ function init(root) {
 
   function statusFor(s) {
     if (!s.rounds) return "0 rounds so far.";
+    const x = Core.exactRatios(s, data.cost_model_exact);
     return `${s.rounds} round${s.rounds === 1 ? "" : "s"} so far, ${s.chars} characters committed, ` +
-      `${fixed(s.perRound, 2)} per round, acceptance ${percent(s.acceptance)}, speedup ${fixed(s.speedup, 2)}\u00d7.`;
+      `${fixed(x.perRound, 2)} per round, acceptance ${percent(x.acceptance)}, speedup ${fixed(x.speedup, 2)}\u00d7.`;
   }
 
   function announce(message) {
@@ -421,7 +423,8 @@ function init(root) {
       const summary = `Character ${result.position}: total variation distance between the two histograms ${fixed(result.tvd, 3)}` +
         (t === 0 ? " (greedy: both always give the target's top choice)." : `; sampling noise alone gives ${fixed(result.noise, 3)} on average.`);
       said.push(summary);
-      const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": `Table: character ${result.position}, frequencies` }, table);
+      const box = el("details", { class: "pg-check-numbers" }, el("summary", { text: `The numbers for character ${result.position}` }),
+        el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": `Table: character ${result.position}, frequencies` }, table));
       parts.push(el("section", { class: "pg-check-position", "data-position": String(result.position), "aria-label": `Character ${result.position}` },
         el("h4", { text: `Character ${result.position}` }),
         el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(result.noise), text: summary }),

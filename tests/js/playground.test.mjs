@@ -179,6 +179,18 @@ test("the cost meter prices each round by its own K and compares with one target
   assert.equal(s.replaced, 1);
 });
 
+test("the counts' ratios are printed exactly: 617/400 reads 1.543, where the double would read 1.542", () => {
+  const decimals = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "decimals.js"));
+  const s = { rounds: 20000, chars: 33935, verified: 20000, accepted: 13000, draftSteps: 20000, targetPasses: 20000 };
+  const x = core.exactRatios(s, { draft_step: "1/10", verify_step: "1/1" });
+  assert.equal(decimals.fixed(x.speedup, 3), "1.543");
+  assert.equal(decimals.fixed((33935 / 20000) / 1.1, 3), "1.542");  // the negative control: the float path
+  assert.equal(decimals.fixed(x.perRound, 4), "1.6968");  // 33935 / 20000 = 1.69675, a tie rounded up
+  assert.equal(decimals.pct(x.acceptance, 1), "65.0%");
+  assert.equal(decimals.fixed(x.cost, 1), "22000.0");
+  assert.equal(decimals.fixed(x.plainCost, 1), "33935.0");
+});
+
 test("Leviathan's closed form: K = 1 at a = 0.5, c = 0.1 gives 1.5 / 1.1", () => {
   assert.ok(Math.abs(core.leviathanSpeedup(0.5, 1, 0.1) - 1.5 / 1.1) < 1e-12);
   assert.equal(core.leviathanBestK(0.9, 0.1, 8), 8);
