@@ -7,7 +7,6 @@
 const Core = window.PlaygroundCore;
 const { ACCEPTED, DROPPED, REJECTED } = Core;
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 
 function visible(ch) {
   if (ch === " ") return "\u2423";
@@ -93,93 +92,6 @@ function roundItem(round, number) {
   item.append(chips);
   item.append(el("span", { class: "pg-small", text: ` ${Core.chars(round.committed).length} committed` }));
   return item;
-}
-
-// A round number of steps for an axis from 0 to top: 0.05, 0.1, 0.2, 0.25 or 0.5 apart.
-function tickStep(top) {
-  for (const step of [0.05, 0.1, 0.2, 0.25, 0.5]) if (top / step <= 5) return step;
-  return 1;
-}
-
-// The distribution check's chart, drawn at the width it is shown at (one unit a CSS pixel, so its text
-// is as large on a phone as on a laptop): per character a solid bar for the target's probability p,
-// a dot for the speculative histogram and an open square for the target alone's histogram.
-function barChart(result, vocab, samples, width, position) {
-  const plotLeft = 44;
-  const plotRight = 8;
-  const room = Math.max(200, width) - plotLeft - plotRight;
-  const most = Math.max(3, Math.min(10, Math.floor(room / 30) - 1));  // bands at least 30 px wide
-  const order = result.exact.map((p, i) => [p, i]).sort((a, b) => b[0] - a[0]);
-  const shown = order.slice(0, most).map(([, i]) => i);
-  const rest = order.slice(most).map(([, i]) => i);
-  const bars = shown.map((i) => ({
-    label: visible(vocab[i]), spoken: spoken(vocab[i]),
-    spec: result.spec[i] / samples, alone: result.alone[i] / samples, exact: result.exact[i],
-  }));
-  const sum = (arr) => rest.reduce((s, i) => s + arr[i], 0);
-  if (rest.length) {
-    bars.push({
-      label: "rest", spoken: "every other character",
-      spec: sum(result.spec) / samples, alone: sum(result.alone) / samples, exact: sum(result.exact),
-    });
-  }
-  const highest = Math.max(...bars.map((b) => Math.max(b.spec, b.alone, b.exact)), 0.01);
-  const step = tickStep(highest);
-  const top = Math.ceil(highest / step - 1e-9) * step;
-  const plotTop = 10;
-  const plotHeight = 150;
-  const bottom = plotTop + plotHeight;
-  const svgWidth = plotLeft + room + plotRight;
-  const band = room / bars.length;
-  const y = (v) => bottom - (v / top) * plotHeight;
-  const svg = document.createElementNS(SVG_NS, "svg");
-  svg.setAttribute("viewBox", `0 0 ${svgWidth} ${bottom + 44}`);
-  svg.setAttribute("width", String(svgWidth));
-  svg.setAttribute("height", String(bottom + 44));
-  svg.setAttribute("class", "pg-chart");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "Next-character probabilities of the target as bars, with the two histograms as marks on them; the table below gives the numbers.");
-  const shape = (name, attrs, text) => {
-    const node = document.createElementNS(SVG_NS, name);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-    if (text !== undefined) node.textContent = text;
-    svg.append(node);
-    return node;
-  };
-  for (let v = 0; v <= top + 1e-9; v += step) {
-    const ty = y(v);
-    shape("line", { x1: plotLeft, x2: plotLeft + room, y1: ty, y2: ty, class: v === 0 ? "pg-axis" : "pg-grid" });
-    shape("text", { x: plotLeft - 6, y: ty + 4, "text-anchor": "end", class: "pg-tick" }, fixed(v, step < 0.1 ? 2 : 1));
-  }
-  shape("line", { x1: plotLeft, x2: plotLeft, y1: plotTop, y2: bottom, class: "pg-axis" });
-  shape("text", { x: plotLeft, y: bottom + 40, class: "pg-tick" }, "next character (share of draws or probability)");
-  bars.forEach((b, n) => {
-    const x = plotLeft + n * band;
-    const h = (b.exact / top) * plotHeight;
-    shape("rect", { x: x + band * 0.2, y: bottom - h, width: band * 0.6, height: h, class: "pg-bar-exact" });
-    const r = Math.min(5, band * 0.14);
-    shape("circle", { cx: x + band * 0.36, cy: y(b.spec), r, class: "pg-mark-spec" });
-    shape("rect", { x: x + band * 0.64 - r, y: y(b.alone) - r, width: 2 * r, height: 2 * r, class: "pg-mark-alone" });
-    // a character in the larger monospace; "rest" in the smaller type of the axis, to fit its band
-    const words = Core.chars(b.label).length > 1;
-    shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
-  });
-  const table = el("table", { class: "pg-table" });
-  table.append(el("caption", { text: `Character ${position}: shares of ${samples.toLocaleString("en")} draws each way` }));
-  const head = el("tr");
-  for (const h of ["Character", "Speculative", "Target alone", "p (exact)"]) {
-    head.append(el("th", { scope: "col", text: h }));
-  }
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  for (const b of bars) {
-    const row = el("tr");
-    row.append(el("th", { scope: "row", text: b.label, title: b.spoken }));
-    for (const v of [b.spec, b.alone, b.exact]) row.append(el("td", { text: fixed(v, 3) }));
-    body.append(row);
-  }
-  table.append(body);
-  return { svg, table };
 }
 
 function init(root) {
@@ -396,22 +308,24 @@ function init(root) {
       const job = { context: prompt.value, k: k(), temperature: t, samples, seed: (Number(seedInput.value) >>> 0) + 1, positions: 3 };
       checkResult.replaceChildren(el("p", { class: "pg-small", text: `Drawing ${samples.toLocaleString("en")} times…` }));
       let results;
+      let where = "worker";
       try {
         results = await checkInWorker({ task: "check", kind, exports: pair.source === "browser" ? pair.exports : null, job });
       } catch (error) {
+        where = "page";
         const steps = Core.firstCharsSteps({
           target: pair.target, draft: pair.draft, vocab: pair.vocab, ...job, nextUniform: Core.mulberry32(job.seed),
         });
         results = await runSliced(steps, () => {});
       }
-      showCheck(results, pair.vocab, samples, t);
+      showCheck(results, pair.vocab, samples, t, where);
     } finally {
       checking = false;
       button.disabled = false;
     }
   }
 
-  function showCheck(results, vocab, samples, t) {
+  function showCheck(results, vocab, samples, t, where) {
     const legend = el("p", { class: "pg-legend" },
       el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target's probability p (bar) ",
       el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (dot) ",
@@ -419,10 +333,10 @@ function init(root) {
     const parts = [legend];
     const said = [];
     for (const result of results) {
-      const { svg, table } = barChart(result, vocab, samples, checkResult.clientWidth, result.position);
-      const summary = `Character ${result.position}: total variation distance between the two histograms ${fixed(result.tvd, 3)}` +
+      const { svg, table } = window.PlaygroundChart.barChart(result, vocab, samples, checkResult.clientWidth, result.position);
+      const summary = `Total variation distance between the two histograms: ${fixed(result.tvd, 3)}` +
         (t === 0 ? " (greedy: both always give the target's top choice)." : `; sampling noise alone gives ${fixed(result.noise, 3)} on average.`);
-      said.push(summary);
+      said.push(`Character ${result.position}: ${summary}`);
       const box = el("details", { class: "pg-check-numbers" }, el("summary", { text: `The numbers for character ${result.position}` }),
         el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": `Table: character ${result.position}, frequencies` }, table));
       parts.push(el("section", { class: "pg-check-position", "data-position": String(result.position), "aria-label": `Character ${result.position}` },
@@ -430,7 +344,10 @@ function init(root) {
         el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(result.noise), text: summary }),
         svg, box));
     }
-    const head = el("p", { class: "pg-check-head", text: `${samples.toLocaleString("en")} draws of the first ${results.length} characters each way.` });
+    const how = where === "worker" ? "drawn in a background thread, so the page stayed responsive"
+      : "drawn on the page's own thread in short slices, as this browser starts no background thread here";
+    const head = el("p", { class: "pg-check-head", "data-where": where,
+      text: `${samples.toLocaleString("en")} draws of the first ${results.length} characters each way, ${how}.` });
     checkResult.replaceChildren(head, ...parts);
     announce(`${head.textContent} ${said.join(" ")}`);
   }
