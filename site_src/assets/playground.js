@@ -111,6 +111,7 @@ function init(root) {
   const stats = $("pg-stats");
   const meter = $("pg-meter");
   const detail = $("pg-step-detail");
+  const stepKey = $("pg-step-key");
   const greedyBox = $("pg-greedy");
   const live = $("pg-live");
   const checkResult = $("pg-check-result");
@@ -145,6 +146,7 @@ function init(root) {
     roundsList.replaceChildren();
     greedyBox.replaceChildren();
     detail.replaceChildren();
+    stepKey.hidden = true;
     render();
   }
 
@@ -260,6 +262,7 @@ function init(root) {
     } else {
       detail.replaceChildren();
     }
+    stepKey.hidden = !oneRound;  // the key to the bars, shown with them
     const s = render();
     const added = state.rounds.length - before;
     let message = `Added ${added} round${added === 1 ? "" : "s"}. ${statusFor(s)}`;
