@@ -19,6 +19,8 @@ from ..model.analysis import best_draft_length, leviathan_speedup
 from ..model.engine import draw
 from ..model.montecarlo import row_cdfs, simulate_batch
 from ..render.decimals import rounded  # the pages' one rounding rule
+from .block import compare as compare_verifiers
+from .block import summary as verifier_summary
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
 from .sampler import (
     apply_temperature,
@@ -310,7 +312,13 @@ def build_kind(
     published = export_json(pair)  # (tests/test_playground.py checks that json.loads(published) == pair)
     target, draft = load_pair(pair)
     measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
+    width = max(target.order, draft.order) - 1
+    block_contexts = measurement_contexts(
+        corpus.held_out, corpus.vocab, width, rounds, np.random.default_rng([seed, KINDS.index(kind), 1000])
+    )
     return {
+        # token-wise against block verification on the same rounds, per temperature (block.py): counts only
+        "block": compare_verifiers(target, draft, block_contexts, [seed, KINDS.index(kind), 1001]),
         "models": pair,
         "models_json": published,  # what assets/playground-models-KIND.js holds, made once, here
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
@@ -347,6 +355,7 @@ def build_playground(
 
 def assemble(pairs: dict[str, dict], seed: int, max_k: int, draft_step, verify_step) -> dict:
     """build_playground's result from each kind's build_kind (pairs in the order of KINDS)."""
+    pairs = {kind: {**p, "block_rows": [verifier_summary(row) for row in p["block"]]} for kind, p in pairs.items()}
     return {
         "kinds": list(KINDS),
         "max_k": max_k,
