@@ -112,10 +112,10 @@ def test_the_page_prints_both_rules_per_temperature_and_says_why_greedy_matches(
     from generator.render.decimals import fixed
 
     page = (site_dir / "playground.html").read_text(encoding="utf-8")
-    table = re.search(r'<table[^>]*id="pg-block"[^>]*>(.*?)</table>', page, re.S)
-    assert table, "the block verification table"
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", table.group(1))).split())
     for kind in KINDS:
+        table = re.search(rf'<table[^>]*id="pg-block-{kind}"[^>]*>(.*?)</table>', page, re.S)
+        assert table, "the block verification table"
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", table.group(1))).split())
         for r in built_block[kind]:
             token = Fraction(r["token_total"], r["rounds"])
             block = Fraction(r["block_total"], r["rounds"])
