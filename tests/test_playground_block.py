@@ -122,5 +122,5 @@ def test_the_page_prints_both_rules_per_temperature_and_says_why_greedy_matches(
             assert f"{fixed(token, 2)} \u00b1 {fixed(r['token_se'], 2)}" in text, (kind, r["temperature"])
             assert f"{fixed(block, 2)} \u00b1 {fixed(r['block_se'], 2)}" in text, (kind, r["temperature"])
     prose = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
-    assert '<a href="https://arxiv.org/abs/2403.10444">' in page
+    assert '<a href="https://arxiv.org/abs/2403.10444" rel="noopener noreferrer">' in page
     assert "At temperature 0 the two rules keep the same characters in every round" in prose
