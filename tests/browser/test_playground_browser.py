@@ -408,6 +408,12 @@ def test_step_shows_each_check_in_the_stepper_s_picture(page, origin):
         if bonus:
             assert bonus[0]["drawLine"] == 1 and bonus[0]["position"] == k + 1
     assert {"accepted", "rejected"} <= seen
+    # the proposal's q bar is hatched, as in the stepper: the pattern's lines take the draft's colour
+    hatch = page.evaluate("""() => [
+        getComputedStyle(document.querySelector('#pg-step-detail tr.proposal rect.bar-q')).fill,
+        getComputedStyle(document.querySelector('#pq-hatch .hatch-line')).stroke,
+    ]""")
+    assert "pq-hatch" in hatch[0] and hatch[1] not in ("none", ""), hatch
 
 
 def test_step_brings_its_detail_into_view_on_a_phone(tab, origin):
