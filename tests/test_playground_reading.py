@@ -100,6 +100,33 @@ def test_the_closed_form_column_uses_each_row_s_own_rate(page, data):
 # --- ties and the closed form's distance, the right way round --------------------------------------
 
 
+def exact_speedup(row: dict, cost: dict) -> Fraction:
+    """A row's speedup as the exact ratio of its counts: characters committed over rounds, over the round cost."""
+    step = Fraction(cost["draft_step"]).limit_denominator(10**6)
+    verify = Fraction(cost["verify_step"]).limit_denominator(10**6)
+    return Fraction(row["committed"], row["rounds"]) / (row["k"] * step + verify)
+
+
+def test_every_measured_ratio_is_printed_from_its_counts(page, data):
+    """Issue 32 item 7: 617/400 prints as 1.543x (the site's rule, half away from zero), not as the 1.542x the
+    double 1.5424999... would give."""
+    assert (
+        times(Fraction(617, 400), 3) == "1.543\u00d7" and times((33935 / 20000) / 1.1, 3) == "1.542\u00d7"
+    )  # the trap: the double
+    for kind in KINDS:
+        table = re.search(rf'<table class="pg-table pg-measurements" id="playground-{kind}">(.*?)</table>', page, re.S)
+        for row in data["pairs"][kind]["measurements"]["per_k"]:
+            cells = re.search(rf'data-k="{row["k"]}">(.*?)</tr>', table.group(1), re.S).group(1)
+            shown = [text_of(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)]
+            rate = Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
+            assert shown[0] == pct(rate, 1)
+            assert shown[2] == fixed(Fraction(row["committed"], row["rounds"]), 2)
+            assert shown[3].startswith(times(exact_speedup(row, data["cost_model"]), 3) + " "), (kind, row["k"], shown)
+    code_k1 = data["pairs"][CODE]["measurements"]["per_k"][0]
+    if exact_speedup(code_k1, data["cost_model"]) == Fraction(617, 400):  # the row the issue names
+        assert '<tr data-k="1"><th scope="row">1</th><td>69.7%</td>' in page and "1.543\u00d7 &plusmn;" in page
+
+
 def test_ties_are_stated_with_standard_errors(page, data):
     text = text_of(page)
     for kind in KINDS:
@@ -107,14 +134,20 @@ def test_ties_are_stated_with_standard_errors(page, data):
         best = m["per_k"][m["best_k"] - 1]
         for row in m["per_k"]:
             limit = 2 * (row["speedup_se"] ** 2 + best["speedup_se"] ** 2) ** 0.5
-            assert (row["k"] in m["tied_ks"]) == (best["speedup"] - row["speedup"] < limit), row
-            assert f"{times(row['speedup'], 3)} \u00b1 {fixed(row['speedup_se'], 3)}" in text
+            gap = exact_speedup(best, data["cost_model"]) - exact_speedup(row, data["cost_model"])
+            assert (row["k"] in m["tied_ks"]) == (gap < limit), row
+            assert f"{times(exact_speedup(row, data['cost_model']), 3)} \u00b1 {fixed(row['speedup_se'], 3)}" in text
+        # the rule as the code computes it: the standard error of the difference, not of the best alone
+        assert "closer to the best than two standard errors of the difference between the two" in text
+        assert "within two standard errors of the best" not in text
         others = [k for k in m["tied_ks"] if k != m["best_k"]]
         if others:
             said = re.search(rf"K = {m['best_k']} for {kind} \((.*?)\)", text).group(1)
-            assert f"{times(m['best_speedup'], 3)} \u00b1 {fixed(m['best_speedup_se'], 3)}" in said
-            assert "tied within two standard errors with K = " in said
-            assert all(str(k) in said.split("with K = ")[1] for k in others)
+            best_text = times(exact_speedup(best, data["cost_model"]), 3)
+            assert f"{best_text} \u00b1 {fixed(m['best_speedup_se'], 3)}" in said
+            assert "closer than two standard errors of the difference" in said
+            assert "tied with K = " in said
+            assert all(str(k) in said.split("tied with K = ")[1] for k in others)
             for k in others:
                 assert re.search(rf'<tr class="pg-tie" data-k="{k}">', page)
 
@@ -158,8 +191,12 @@ def test_greedy_output_on_every_code_example_prompt_is_mostly_not_whitespace(pai
     assert len(prompts) == 3
     for prompt in prompts:
         text, rounds, looped = greedy_run(target, draft, prompt, k, data["generate_chars"])
-        assert text == target_alone(target, prompt, len(text), 0.0)  # the same rule stops the target alone
-        assert non_blank_share(text) >= MIN_CODE_SHARE, (prompt, k, text)
+        assert len(text) >= data["generate_chars"]  # greedy writes on through a loop (issue 32 item 5)
+        assert text == target_alone(target, prompt, len(text), 0.0)  # the target alone writes (and loops) alike
+        # what comes before the loop, and the loop's first turn, is code, not the blanks of an indentation
+        start = greedy_loop_start(prompt + text, len(prompt), target.order - 1)
+        before = text if start is None else text[: start + target.order - 1]
+        assert len(before) >= 20 and non_blank_share(before) >= MIN_CODE_SHARE, (prompt, k, text)
 
 
 def test_without_the_prompt_rule_greedy_code_is_blank(pairs, data):

@@ -38,7 +38,8 @@ def test_a_page_reads_the_same_values_as_plain_data(project):
     """Negative control: the values pages use are all still there (settings, page, neighbours, verdicts)."""
     body = (
         "{{ config.title }} {{ config.playground.check_draws }} {{ page.url }} {{ page.document_title('S') }} "
-        "{{ pages | length }} {{ Verdict.REJECTED }} {{ build_info.version }} {{ site.profile(site.profiles[0].id).name }}"
+        "{{ pages | length }} {{ Verdict.REJECTED }} {{ build_info.version }} "
+        "{{ site.profile(site.profiles[0].id).name }}"
     )
     result = build_in(project, body)
     assert result.returncode == 0, result.stderr

@@ -173,9 +173,8 @@ def run_build(root: Path, site: Site, log) -> subprocess.CompletedProcess:
                 raise
             if waited >= REBUILD_TIMEOUT_SECONDS:
                 stop_session(proc)
-                message = (
-                    f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s and was stopped; the watcher goes on"
-                )
+                message = f"error: the build took longer than {REBUILD_TIMEOUT_SECONDS} s and was stopped"
+                message += "; the watcher goes on"
                 return subprocess.CompletedProcess(proc.args, 1, "", message)
             print(
                 f"serve: the rebuild has run for {waited:.0f} s and has not finished; still serving build "

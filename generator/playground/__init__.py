@@ -19,8 +19,18 @@ from ..model.analysis import best_draft_length, leviathan_speedup
 from ..model.engine import draw
 from ..model.montecarlo import row_cdfs, simulate_batch
 from ..render.decimals import rounded  # the pages' one rounding rule
+from .block import compare as compare_verifiers
+from .block import summary as verifier_summary
 from .ngram import CODE, KINDS, PROSE, Corpus, Model, count_digest, encode, export_json, make_corpus, train_export
-from .sampler import apply_temperature, expected_tvd, greedy_loop_start, greedy_run, speculative_round, temper_rows
+from .sampler import (
+    apply_temperature,
+    expected_tvd,
+    first_chars_exact,
+    greedy_loop_start,
+    greedy_run,
+    speculative_round,
+    temper_rows,
+)
 
 MAX_K = 8  # the default; the site's own comes from site.yaml playground.max_k
 EXPORT_VERSION = 2
@@ -167,11 +177,9 @@ def measure(
             {
                 "k": k,
                 "rounds": int(batch.committed.size),
-                "acceptance_by_position": [float(a / v) if v else None for a, v in zip(kept, verified)],
                 "verified_by_position": [int(v) for v in verified],
                 "accepted_by_position": [int(a) for a in kept],
-                "acceptance": float(kept.sum() / verified.sum()),  # the acceptance rate: accepted / checked
-                "chars_per_round": float(batch.committed.mean()),
+                "committed": int(batch.committed.sum()),  # characters committed over all the rounds
                 # the standard error of that mean: rounds are independent draws (fresh contexts, fresh uniforms)
                 "chars_per_round_se": float(batch.committed.std(ddof=1) / np.sqrt(batch.committed.size)),
             }
@@ -182,18 +190,31 @@ def measure(
 TIE_ERRORS = 2  # two speedups closer than this many standard errors of their difference are called a tie
 
 
+def step_fraction(x) -> Fraction:
+    """A cost model's step as the exact fraction it stands for: 0.1 is 1/10, not the double nearest it."""
+    return Fraction(x).limit_denominator(10**6)
+
+
 def price(measured: dict, draft_step: float, verify_step: float) -> dict:
     """Each K's round cost and speedup, and the best K, under a cost model: the only part of the measured
-    rounds that depends on it, so another cost model needs no model trained and no round run again."""
+    rounds that depends on it, so another cost model needs no model trained and no round run again.
+
+    Every rate and mean is the exact ratio of the integer counts it comes from (a Fraction), so a page rounds
+    617/400 as 1.543, never the double 1.5424999... as 1.542; only standard errors are floats."""
     per_k = []
     for row in measured["per_k"]:
-        cost = row["k"] * draft_step + verify_step
+        cost = row["k"] * step_fraction(draft_step) + step_fraction(verify_step)
+        checked, kept = row["verified_by_position"], row["accepted_by_position"]
+        chars_per_round = Fraction(row["committed"], row["rounds"])
         per_k.append(
             {
                 **row,
+                "acceptance": row_rate(row),  # the acceptance rate: accepted / checked
+                "acceptance_by_position": [Fraction(a, v) if v else None for a, v in zip(kept, checked)],
+                "chars_per_round": chars_per_round,
                 "round_cost": cost,
-                "speedup": row["chars_per_round"] / cost,
-                "speedup_se": row["chars_per_round_se"] / cost,
+                "speedup": chars_per_round / cost,
+                "speedup_se": row["chars_per_round_se"] / float(cost),
             }
         )
     best = max(per_k, key=lambda m: m["speedup"])
@@ -221,16 +242,16 @@ def prediction(measured: dict, draft_step: float, verify_step: float) -> dict:  
     of counts so the closed form runs exactly; c is the draft step over the verification pass.
     """
     alpha = row_rate(measured["per_k"][0])
-    c = Fraction(draft_step).limit_denominator(10**6) / Fraction(verify_step).limit_denominator(10**6)
+    c = step_fraction(draft_step) / step_fraction(verify_step)
     max_k = len(measured["per_k"])
     best_k = best_draft_length(alpha, c, max_k)
-    per_k = [float(leviathan_speedup(alpha, k, c)) for k in range(1, max_k + 1)]
+    per_k = [leviathan_speedup(alpha, k, c) for k in range(1, max_k + 1)]
     # each K's closed form again, fed that K's own measured rate (the per-K table's last column)
-    at_row_rate = [float(leviathan_speedup(row_rate(row), row["k"], c)) for row in measured["per_k"]]
+    at_row_rate = [leviathan_speedup(row_rate(row), row["k"], c) for row in measured["per_k"]]
     measured_best = measured["best_speedup"]
     predicted_at_measured_best = per_k[measured["best_k"] - 1]
     return {
-        "alpha": float(alpha),
+        "alpha": alpha,
         "best_k": best_k,
         "speedup_by_k": per_k,
         "speedup_at_row_rate": at_row_rate,
@@ -291,7 +312,13 @@ def build_kind(
     published = export_json(pair)  # (tests/test_playground.py checks that json.loads(published) == pair)
     target, draft = load_pair(pair)
     measured = measure(target, draft, corpus, seed, rounds, draft_step, verify_step, max_k=max_k)
+    width = max(target.order, draft.order) - 1
+    block_contexts = measurement_contexts(
+        corpus.held_out, corpus.vocab, width, rounds, np.random.default_rng([seed, KINDS.index(kind), 1000])
+    )
     return {
+        # token-wise against block verification on the same rounds, per temperature (block.py): counts only
+        "block": compare_verifiers(target, draft, block_contexts, [seed, KINDS.index(kind), 1001]),
         "models": pair,
         "models_json": published,  # what assets/playground-models-KIND.js holds, made once, here
         "digests": {"target": count_digest(pair["target"]), "draft": count_digest(pair["draft"])},
@@ -328,11 +355,13 @@ def build_playground(
 
 def assemble(pairs: dict[str, dict], seed: int, max_k: int, draft_step, verify_step) -> dict:
     """build_playground's result from each kind's build_kind (pairs in the order of KINDS)."""
+    pairs = {kind: {**p, "block_rows": [verifier_summary(row) for row in p["block"]]} for kind, p in pairs.items()}
     return {
         "kinds": list(KINDS),
         "max_k": max_k,
         "pairs": pairs,
         "cost_model": {"draft_step": _number(draft_step), "verify_step": _number(verify_step)},
+        "cost_model_exact": exact_cost(draft_step, verify_step),
         "temperature": 1.0,
         "seed": seed,
         "comparison": compare_kinds({kind: p["measurements"] for kind, p in pairs.items()}),
@@ -346,7 +375,16 @@ def repriced(data: dict, draft_step, verify_step) -> dict:
     for kind, p in data["pairs"].items():
         measured = price(p["measurements"], ds, vs)
         pairs[kind] = {**p, "measurements": measured, "prediction": prediction(measured, ds, vs)}
-    return {**data, "pairs": pairs, "cost_model": {"draft_step": ds, "verify_step": vs}}
+    cost_model = {"draft_step": ds, "verify_step": vs}
+    return {**data, "pairs": pairs, "cost_model": cost_model, "cost_model_exact": exact_cost(ds, vs)}
+
+
+def exact_cost(draft_step, verify_step) -> dict[str, str]:
+    """The cost model as the page's script reads it to print exact ratios: each step as an "n/d" string."""
+    return {
+        name: f"{step_fraction(x).numerator}/{step_fraction(x).denominator}"
+        for name, x in (("draft_step", _number(draft_step)), ("verify_step", _number(verify_step)))
+    }
 
 
 def numbers(data: dict) -> dict:
@@ -364,7 +402,7 @@ def numbers(data: dict) -> dict:
             "predicted_speedup_at_best_k": p["prediction"]["at_measured_best_k"],
             "digests": p["digests"],
         }
-    return out
+    return plain(out)
 
 
 def compare_kinds(measurements: dict) -> dict:
@@ -373,7 +411,7 @@ def compare_kinds(measurements: dict) -> dict:
     for kind, m in measurements.items():
         kept = sum(a for row in m["per_k"] for a in row["accepted_by_position"])
         tried = sum(n for row in m["per_k"] for n in row["verified_by_position"])
-        pooled[kind] = kept / tried
+        pooled[kind] = Fraction(kept, tried)
     higher = max(pooled, key=pooled.get)
     lower = min(pooled, key=pooled.get)
     by_k = zip(measurements[higher]["per_k"], measurements[lower]["per_k"])
@@ -381,7 +419,7 @@ def compare_kinds(measurements: dict) -> dict:
     # The page prints both rates to a tenth of a percent; the gap is their difference as printed, in percentage
     # points, so a reader who subtracts the two figures shown gets the gap shown.
     shown = {kind: rounded(rate * 100, 1) for kind, rate in pooled.items()}  # tenths of a percent
-    gap = (shown[higher] - shown[lower]) / 1000
+    gap = Fraction(shown[higher] - shown[lower], 1000)
     rounds = sum(row["rounds"] for row in next(iter(measurements.values()))["per_k"])
     return {
         "acceptance": pooled,
@@ -393,8 +431,21 @@ def compare_kinds(measurements: dict) -> dict:
     }
 
 
+def plain(value):
+    """value with every exact Fraction as the float nearest it: what JSON can carry (the pages print from the
+    Fractions themselves; a script only reads these, never prints them)."""
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def page_data(data: dict) -> dict:
-    """What the page's inline JSON carries: no models (they load from their own files), no corpora, no files."""
+    """What the page gets: no models (they load from their own files), no corpora, no files. Rates and speedups
+    stay exact Fractions for the templates to round; plain() makes the page's inline JSON of it."""
     data = {k: v for k, v in data.items() if k not in ("corpora", "licences", "files")}
     return {
         **data,
@@ -458,7 +509,12 @@ def parity_vectors(pair: dict, seed: int, contexts: list[str]) -> dict:
                     "loop_start": greedy_loop_start(context + text, len(context), target.order - 1),
                 }
             )
+    first_chars = [
+        {"context": contexts[0], "temperature": t, "exact": first_chars_exact(target, contexts[0], t, 3)}
+        for t in (1.0, 0.7, 0.0)
+    ]
     return {
+        "first_chars": first_chars,
         "noise_checks": noise,
         "greedy_runs": greedy,
         "seed": seed,

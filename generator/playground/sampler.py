@@ -153,16 +153,37 @@ def greedy_loop_start(text: str, prompt_length: int, width: int) -> int | None:
 
 
 def greedy_run(target: Model, draft: Model, prompt: str, k: int, length: int) -> tuple[str, int, bool]:
-    """Greedy speculative rounds as the page runs them: until `length` characters are written, or until the round
-    in which the text starts repeating (greedy_loop_start on the target's context). Returns the text, the number
-    of rounds and whether the loop stopped it. The target alone under the same rule writes the same characters."""
+    """Greedy speculative rounds as the page runs them: until at least `length` characters are written, on through
+    a loop if the text falls into one (the page marks where it starts rather than stopping early). Returns the
+    text, the number of rounds and whether it loops (greedy_loop_start on the target's context finds a start).
+    The target alone, always taking its top choice, writes the same characters and loops in the same place."""
     text, rounds = "", 0
     while len(text) < length:
         text += speculative_round(target, draft, prompt + text, k, 0.0, None).committed
         rounds += 1
-        if greedy_loop_start(prompt + text, len(prompt), target.order - 1) is not None:
-            return text, rounds, True
-    return text, rounds, False
+    return text, rounds, greedy_loop_start(prompt + text, len(prompt), target.order - 1) is not None
+
+
+def first_chars_exact(target: Model, context: str, temperature: float, positions: int) -> list[list[float]]:
+    """The target's exact distribution of each of the first `positions` characters after context: each a sum over
+    every way the characters before it can go, path by path in the order playground-core.js sums them (greedy:
+    the top choice's one path). The distribution check compares both histograms of each position with these."""
+    vocab, paths, out = target.vocab, [(context, 1.0)], []
+    for j in range(positions):
+        marginal = [0.0] * len(vocab)
+        following = []
+        for text, weight in paths:
+            row = distribution(target, text, temperature)
+            probs = one_hot(row) if temperature == 0 else row
+            for c, p in enumerate(probs):
+                if p == 0:
+                    continue
+                marginal[c] += weight * p
+                if j + 1 < positions:
+                    following.append((text + vocab[c], weight * p))
+        out.append(marginal)
+        paths = following
+    return out
 
 
 def expected_tvd(row: Sequence[float], draws: int) -> float:

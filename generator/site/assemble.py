@@ -144,10 +144,10 @@ def page_variables(
         "practice_figures": {ref.key: ref.name for ref in plan if ref.each == "practice"},
     }
     if playground is not None:
-        from ..playground import page_data
+        from ..playground import page_data, plain
 
-        variables["playground"] = shown = page_data(playground)
-        variables["playground_json"] = json_for_script(shown)
+        variables["playground"] = shown = page_data(playground)  # exact Fractions, which the pages round
+        variables["playground_json"] = json_for_script(plain(shown))
     return variables
 
 

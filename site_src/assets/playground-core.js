@@ -279,6 +279,27 @@
     };
   }
 
+  // The summary's measured ratios as exact fractions { n, d } of BigInts, from its integer counts, for the site's
+  // one rounding rule (decimals.js): printed from a double, 617/400 would read 1.542, not 1.543. exactCost holds
+  // the cost model's steps as "n/d" strings (generator.playground.step_fraction: 0.1 is 1/10).
+  function exactRatios(s, exactCost) {
+    const part = (text) => {
+      const [n, d = "1"] = String(text).split("/");
+      return [BigInt(n), BigInt(d)];
+    };
+    const [dn, dd] = part(exactCost.draft_step);
+    const [vn, vd] = part(exactCost.verify_step);
+    const big = (x) => BigInt(x);
+    const costNumerator = big(s.draftSteps) * dn * vd + big(s.targetPasses) * vn * dd;  // over dd * vd
+    return {
+      perRound: s.rounds ? { n: big(s.chars), d: big(s.rounds) } : null,
+      acceptance: s.verified ? { n: big(s.accepted), d: big(s.verified) } : null,
+      cost: { n: costNumerator, d: dd * vd },
+      plainCost: { n: big(s.chars) * vn, d: vd },
+      speedup: costNumerator > 0n ? { n: big(s.chars) * vn * dd, d: costNumerator } : null,
+    };
+  }
+
   // Leviathan et al. (2023): expected speedup for i.i.d. acceptance a, K proposals, cost ratio c.
   function leviathanSpeedup(a, k, c) {
     if (a >= 1) return (k + 1) / (k * c + 1);
@@ -303,6 +324,60 @@
     }
     const exact = temperature === 0 ? row.map((_, i) => (i === argmax(row) ? 1 : 0)) : row;
     return { spec, alone, exact, tvd: totalVariation(spec.map((c) => c / samples), alone.map((c) => c / samples)) };
+  }
+
+  // The first `positions` characters after the prompt, drawn `samples` times by speculative sampling (rounds
+  // until that many are committed, so with K >= 2 the accepted proposals, the residual and the bonus all
+  // appear) and by the target alone, one character at a time. A generator, so a page can run it in slices:
+  // it yields its progress (0 to 1) every `every` draws and returns, per position, both histograms and the
+  // target's exact distribution of that character (firstCharsExact) with the two noise baselines.
+  function* firstCharsSteps({ target, draft, vocab, context, k, temperature, samples, positions = 3, nextUniform, every = 50 }) {
+    const exact = yield* firstCharsExact({ target, vocab, context, temperature, positions });
+    const spec = exact.map(() => new Array(vocab.length).fill(0));
+    const alone = exact.map(() => new Array(vocab.length).fill(0));
+    const index = new Map(vocab.map((c, i) => [c, i]));
+    for (let i = 0; i < samples; i++) {
+      let text = "";
+      while (chars(text).length < positions) {
+        text += speculativeRound({ target, draft, vocab, context: context + text, k, temperature, nextUniform }).committed;
+      }
+      chars(text).slice(0, positions).forEach((c, j) => spec[j][index.get(c)]++);
+      const drawn = chars(targetAlone({ target, vocab, context, length: positions, temperature, nextUniform }));
+      drawn.forEach((c, j) => alone[j][index.get(c)]++);
+      if ((i + 1) % every === 0) yield 0.1 + (0.9 * (i + 1)) / samples;
+    }
+    return exact.map((row, j) => ({
+      position: j + 1, spec: spec[j], alone: alone[j], exact: row,
+      tvd: totalVariation(spec[j].map((c) => c / samples), alone[j].map((c) => c / samples)),
+      noise: expectedTvd(row, samples),
+    }));
+  }
+
+  // sampler.first_chars_exact: the target's exact distribution of each of the first `positions` characters
+  // after context (each a sum over every way the characters before it can go; greedy: the top choice's path).
+  // A generator that yields 0.1 times its progress, as firstCharsSteps's first tenth.
+  function* firstCharsExact({ target, vocab, context, temperature, positions }) {
+    const size = vocab.length;
+    let paths = [[context, 1]];  // every text so far with its probability
+    const out = [];
+    let rows = 0;
+    for (let j = 0; j < positions; j++) {
+      const marginal = new Array(size).fill(0);
+      const next = [];
+      for (const [text, weight] of paths) {
+        const row = distribution(target, text, temperature);
+        const probs = temperature === 0 ? oneHot(row) : row;
+        for (let c = 0; c < size; c++) {
+          if (probs[c] === 0) continue;
+          marginal[c] += weight * probs[c];
+          if (j + 1 < positions) next.push([text + vocab[c], weight * probs[c]]);
+        }
+        if (++rows % 64 === 0) yield (0.1 * j) / positions;
+      }
+      out.push(marginal);
+      paths = next;
+    }
+    return out;
   }
 
   function totalVariation(p, q) {
@@ -384,6 +459,7 @@
     applyTemperature,
     distribution,
     argmax,
+    oneHot,
     draw,
     residual,
     acceptProbability,
@@ -391,9 +467,12 @@
     targetAlone,
     generate,
     summarise,
+    exactRatios,
     leviathanSpeedup,
     leviathanBestK,
     compareNextChar,
+    firstCharsSteps,
+    firstCharsExact,
     totalVariation,
     greedyLoopStart,
     dominantChar,

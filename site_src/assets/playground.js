@@ -7,7 +7,6 @@
 const Core = window.PlaygroundCore;
 const { ACCEPTED, DROPPED, REJECTED } = Core;
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 
 function visible(ch) {
   if (ch === " ") return "\u2423";
@@ -38,12 +37,12 @@ function el(tag, attrs = {}, ...children) {
 
 // Every decimal goes through the site's one rounding rule (decimals.js: half away from zero, as the
 // page's Python-printed numbers).
-const fixed = (x, digits) => window.Decimals.fixed(Number(x), digits);
+const fixed = (x, digits) => window.Decimals.fixed(typeof x === "object" ? x : Number(x), digits);
 // A probability to three decimals, or to two significant digits when it is smaller than that shows:
 // a character the draft proposed never reads q = 0.000.
 const prob = (x) => (x > 0 && x < 0.0005 ? fixed(x, 1 - Math.floor(Math.log10(x))) : fixed(x, 3));
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-const percent = (x) => window.Decimals.pct(Number(x), 1);
+const percent = (x) => window.Decimals.pct(typeof x === "object" ? x : Number(x), 1);
 
 // Loads assets/NAME.js once; resolves when it has run (a plain script element, fine from file://).
 const loaded = new Map();
@@ -95,150 +94,6 @@ function roundItem(round, number) {
   return item;
 }
 
-// p and q as two small bars side by side, with the numbers beside them (the bars are decoration).
-function pairedBars(p, q) {
-  const bar = (cls, v) => el("span", { class: `pg-mini ${cls}`, vars: { "--v": String(Math.max(0, Math.min(1, v))) }, "aria-hidden": "true" });
-  return el("span", { class: "pg-pq" }, bar("pg-mini-p", p), bar("pg-mini-q", q));
-}
-
-// Step mode: every drafted character of the last round with p, q, min(1, p/q), the draw and the verdict.
-// Each cell carries its column's name (data-label): on a phone the rows stack and show it beside the value.
-const STEP_COLUMNS = [
-  ["#", "Position"], ["Drafted", "Drafted"], ["p", "p (target)"], ["q", "q (draft)"], ["p and q", "p and q"],
-  ["min(1, p/q)", "min(1, p/q)"], ["Draw u", "u"], ["Verdict", "Verdict"],
-];
-
-function stepDetail(round, number) {
-  const table = el("table", { class: "pg-table pg-step-table", role: "table" });
-  table.append(el("caption", { text: `Round ${number}, check by check: p is the target's probability of the drafted character (solid bar), q the draft's (outlined bar, hatched: the drafted character)` }));
-  const head = el("tr", { role: "row" });
-  for (const [h] of STEP_COLUMNS) head.append(el("th", { scope: "col", role: "columnheader", text: h }));
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  const cell = (column, attrs, ...children) => el("td", { role: "cell", "data-label": STEP_COLUMNS[column][1], ...attrs }, ...children);
-  const rowHead = (text) => el("th", { scope: "row", role: "rowheader", "data-label": "Position\u00a0", text });
-  const proposals = Core.chars(round.proposals);
-  round.verdicts.forEach((verdict, j) => {
-    const row = el("tr", { role: "row", "data-verdict": verdict });
-    row.append(rowHead(String(j + 1)));
-    row.append(cell(1, {}, el("code", { text: visible(proposals[j]), title: spoken(proposals[j]) })));
-    const check = round.checks[j];
-    if (!check) {
-      row.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "Checked" }, "not checked: an earlier character was rejected"));
-      row.append(cell(7, { class: "pg-verdict-cell" }, "\u2026 dropped unverified"));
-    } else {
-      row.append(cell(2, { class: "pg-p" }, prob(check.p)));
-      row.append(cell(3, { class: "pg-q" }, prob(check.q)));
-      row.append(cell(4, { class: "pg-bars-cell" }, pairedBars(check.p, check.q)));
-      row.append(cell(5, { class: "pg-a" }, prob(check.a)));
-      const drawText = check.u === null ? (check.a >= 1 ? "none: p \u2265 q" : "none: p = 0")
-        : `${prob(check.u)} ${check.u < check.a ? "<" : "\u2265"} ${prob(check.a)}`;
-      row.append(cell(6, { class: "pg-u" }, drawText));
-      row.append(cell(7, { class: "pg-verdict-cell" }, verdict === ACCEPTED ? "\u2713 accepted" : `\u2717 rejected \u2192 ${visible(round.replacement)}`));
-    }
-    body.append(row);
-  });
-  const bonus = round.bonus !== null;
-  const last = el("tr", { role: "row", "data-verdict": bonus ? "bonus" : "replacement" });
-  last.append(rowHead(bonus ? String(round.verdicts.length + 1) : "\u2014"));
-  const ch = bonus ? round.bonus : round.replacement;
-  last.append(cell(1, { "data-label": bonus ? "Bonus" : "Replacement" }, el("code", { text: visible(ch), title: spoken(ch) })));
-  last.append(cell(2, { colspan: "5", class: "pg-step-note", "data-label": "How" }, bonus
-    ? `every check passed: the target's pass gives one more character, drawn with u = ${fixed(round.bonusDraw, 3)}`
-    : `drawn from the residual norm(max(0, p \u2212 q)) with u = ${fixed(round.replacementDraw, 3)}`));
-  last.append(cell(7, { class: "pg-verdict-cell" }, bonus ? "+ bonus" : "replacement"));
-  body.append(last);
-  table.append(body);
-  return el("div", { class: "pg-step-box", role: "region", tabindex: "0", "aria-label": "Table: the last round, check by check" }, table);
-}
-
-// A round number of steps for an axis from 0 to top: 0.05, 0.1, 0.2, 0.25 or 0.5 apart.
-function tickStep(top) {
-  for (const step of [0.05, 0.1, 0.2, 0.25, 0.5]) if (top / step <= 5) return step;
-  return 1;
-}
-
-// The distribution check's chart, drawn at the width it is shown at (one unit a CSS pixel, so its text
-// is as large on a phone as on a laptop): per character a solid bar for the target's probability p,
-// a dot for the speculative histogram and an open square for the target alone's histogram.
-function barChart(result, vocab, samples, width) {
-  const plotLeft = 44;
-  const plotRight = 8;
-  const room = Math.max(200, width) - plotLeft - plotRight;
-  const most = Math.max(3, Math.min(10, Math.floor(room / 30) - 1));  // bands at least 30 px wide
-  const order = result.exact.map((p, i) => [p, i]).sort((a, b) => b[0] - a[0]);
-  const shown = order.slice(0, most).map(([, i]) => i);
-  const rest = order.slice(most).map(([, i]) => i);
-  const bars = shown.map((i) => ({
-    label: visible(vocab[i]), spoken: spoken(vocab[i]),
-    spec: result.spec[i] / samples, alone: result.alone[i] / samples, exact: result.exact[i],
-  }));
-  const sum = (arr) => rest.reduce((s, i) => s + arr[i], 0);
-  if (rest.length) {
-    bars.push({
-      label: "rest", spoken: "every other character",
-      spec: sum(result.spec) / samples, alone: sum(result.alone) / samples, exact: sum(result.exact),
-    });
-  }
-  const highest = Math.max(...bars.map((b) => Math.max(b.spec, b.alone, b.exact)), 0.01);
-  const step = tickStep(highest);
-  const top = Math.ceil(highest / step - 1e-9) * step;
-  const plotTop = 10;
-  const plotHeight = 200;
-  const bottom = plotTop + plotHeight;
-  const svgWidth = plotLeft + room + plotRight;
-  const band = room / bars.length;
-  const y = (v) => bottom - (v / top) * plotHeight;
-  const svg = document.createElementNS(SVG_NS, "svg");
-  svg.setAttribute("viewBox", `0 0 ${svgWidth} ${bottom + 44}`);
-  svg.setAttribute("width", String(svgWidth));
-  svg.setAttribute("height", String(bottom + 44));
-  svg.setAttribute("class", "pg-chart");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "Next-character probabilities of the target as bars, with the two histograms as marks on them; the table below gives the numbers.");
-  const shape = (name, attrs, text) => {
-    const node = document.createElementNS(SVG_NS, name);
-    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-    if (text !== undefined) node.textContent = text;
-    svg.append(node);
-    return node;
-  };
-  for (let v = 0; v <= top + 1e-9; v += step) {
-    const ty = y(v);
-    shape("line", { x1: plotLeft, x2: plotLeft + room, y1: ty, y2: ty, class: v === 0 ? "pg-axis" : "pg-grid" });
-    shape("text", { x: plotLeft - 6, y: ty + 4, "text-anchor": "end", class: "pg-tick" }, fixed(v, step < 0.1 ? 2 : 1));
-  }
-  shape("line", { x1: plotLeft, x2: plotLeft, y1: plotTop, y2: bottom, class: "pg-axis" });
-  shape("text", { x: plotLeft, y: bottom + 40, class: "pg-tick" }, "next character (share of draws or probability)");
-  bars.forEach((b, n) => {
-    const x = plotLeft + n * band;
-    const h = (b.exact / top) * plotHeight;
-    shape("rect", { x: x + band * 0.2, y: bottom - h, width: band * 0.6, height: h, class: "pg-bar-exact" });
-    const r = Math.min(5, band * 0.14);
-    shape("circle", { cx: x + band * 0.36, cy: y(b.spec), r, class: "pg-mark-spec" });
-    shape("rect", { x: x + band * 0.64 - r, y: y(b.alone) - r, width: 2 * r, height: 2 * r, class: "pg-mark-alone" });
-    // a character in the larger monospace; "rest" in the smaller type of the axis, to fit its band
-    const words = Core.chars(b.label).length > 1;
-    shape("text", { x: x + band / 2, y: bottom + 18, "text-anchor": "middle", class: words ? "pg-tick" : "pg-label" }, b.label);
-  });
-  const table = el("table", { class: "pg-table" });
-  table.append(el("caption", { text: `Next character after the prompt, ${samples.toLocaleString("en")} draws each` }));
-  const head = el("tr");
-  for (const h of ["Character", "Speculative", "Target alone", "p (exact)"]) {
-    head.append(el("th", { scope: "col", text: h }));
-  }
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  for (const b of bars) {
-    const row = el("tr");
-    row.append(el("th", { scope: "row", text: b.label, title: b.spoken }));
-    for (const v of [b.spec, b.alone, b.exact]) row.append(el("td", { text: fixed(v, 3) }));
-    body.append(row);
-  }
-  table.append(body);
-  return { svg, table };
-}
-
 function init(root) {
   const data = JSON.parse(document.getElementById("playground-data").textContent);
   const cost = data.cost_model;
@@ -256,6 +111,7 @@ function init(root) {
   const stats = $("pg-stats");
   const meter = $("pg-meter");
   const detail = $("pg-step-detail");
+  const stepKey = $("pg-step-key");
   const greedyBox = $("pg-greedy");
   const live = $("pg-live");
   const checkResult = $("pg-check-result");
@@ -286,10 +142,11 @@ function init(root) {
   }
 
   function reset() {
-    state = { prompt: prompt.value, text: "", marks: [], rounds: [], looped: false, rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
+    state = { prompt: prompt.value, text: "", marks: [], rounds: [], rng: Core.mulberry32(Number(seedInput.value) >>> 0) };
     roundsList.replaceChildren();
     greedyBox.replaceChildren();
     detail.replaceChildren();
+    stepKey.hidden = true;
     render();
   }
 
@@ -300,15 +157,16 @@ function init(root) {
     const committed = state.marks.map(([ch, provenance]) => el("span", { class: "pg-c", "data-provenance": provenance, text: ch }));
     output.replaceChildren(prose, ...committed);
     const s = Core.summarise(state.rounds, cost);
+    const x = Core.exactRatios(s, data.cost_model_exact);  // what is printed: rounded from the counts
     const none = s.rounds === 0;
     const dash = "\u2014";
     const predicted = s.verified ? Core.leviathanSpeedup(s.acceptance, k(), c) : 0;
     const cells = [
       ["Rounds", String(s.rounds)],
       ["Characters committed", String(s.chars)],
-      ["Characters per round", none ? dash : fixed(s.perRound, 2)],
-      ["Acceptance rate", s.verified ? percent(s.acceptance) : dash],
-      ["Speedup", none ? dash : `${fixed(s.speedup, 2)}\u00d7`],
+      ["Characters per round", none ? dash : fixed(x.perRound, 2)],
+      ["Acceptance rate", s.verified ? percent(x.acceptance) : dash],
+      ["Speedup", none ? dash : `${fixed(x.speedup, 2)}\u00d7`],
       [`Closed form at this acceptance, K = ${k()}`, s.verified ? `${fixed(predicted, 2)}\u00d7` : dash],
     ];
     stats.replaceChildren(...cells.flatMap(([dt, dd]) => [el("dt", { text: dt }), el("dd", { text: dd })]));
@@ -318,11 +176,11 @@ function init(root) {
     }
     const specWidth = (100 * s.cost) / s.plainCost;
     meter.replaceChildren(
-      el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(s.cost, 1)} target-pass units.` }),
+      el("p", { text: `Speculative: ${plural(s.targetPasses, "target pass", "target passes")} + ${plural(s.draftSteps, "draft step", "draft steps")} \u00d7 ${cost.draft_step} = ${fixed(x.cost, 1)} target-pass units.` }),
       el("div", { class: "pg-meter-bar pg-meter-spec", vars: { "--w": `${Math.min(specWidth, 100)}%` }, "aria-hidden": "true" }),
-      el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(s.plainCost, 1)} units.` }),
+      el("p", { text: `Plain decoding of the same ${plural(s.chars, "character", "characters")}: ${plural(s.chars, "target pass", "target passes")} = ${fixed(x.plainCost, 1)} units.` }),
       el("div", { class: "pg-meter-bar pg-meter-plain", vars: { "--w": "100%" }, "aria-hidden": "true" }),
-      el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(s.speedup, 2)}\u00d7.` }));
+      el("p", { class: "pg-meter-total", text: `Speedup under the site's cost model: ${fixed(x.speedup, 2)}\u00d7.` }));
     const caveat = repeatCaveat();
     if (caveat) meter.append(el("p", { class: "pg-caveat", text: caveat }));
     return s;
@@ -339,33 +197,42 @@ function init(root) {
 
   function statusFor(s) {
     if (!s.rounds) return "0 rounds so far.";
+    const x = Core.exactRatios(s, data.cost_model_exact);
     return `${s.rounds} round${s.rounds === 1 ? "" : "s"} so far, ${s.chars} characters committed, ` +
-      `${fixed(s.perRound, 2)} per round, acceptance ${percent(s.acceptance)}, speedup ${fixed(s.speedup, 2)}\u00d7.`;
+      `${fixed(x.perRound, 2)} per round, acceptance ${percent(x.acceptance)}, speedup ${fixed(x.speedup, 2)}\u00d7.`;
   }
 
   function announce(message) {
     live.textContent = message;
   }
 
-  // Greedy stops where its text starts repeating for good: a model that sees the last few characters,
-  // always taking its top choice, is a fixed walk from state to state, so a state met again starts a
-  // loop. The same rule cuts the target alone's text, which therefore stays identical.
-  function greedyLooped(pair) {
-    const width = pair.target.order - 1;
-    return Core.greedyLoopStart(state.prompt + state.text, Core.chars(state.prompt).length, width) !== null;
+  // Greedy can fall into a loop: a model that sees the last few characters, always taking its top choice, is a
+  // fixed walk from state to state, so a state met again starts a cycle. The page keeps writing and says where
+  // the cycle starts; the target alone, run beside it, cycles in the very same place.
+  function loopStart(pair) {
+    return Core.greedyLoopStart(state.prompt + state.text, Core.chars(state.prompt).length, pair.target.order - 1);
   }
 
-  const LOOP_NOTE = "Greedy stopped: the text has reached a state it was in before, so from here on it would repeat the same characters forever.";
+  function loopNote(pair, start) {
+    return `The text loops from character ${start + 1} of the output on: a greedy model that sees only the last ` +
+      `${pair.target.order - 1} characters has come back to ${pair.target.order - 1} characters it wrote before, so it ` +
+      "writes the same stretch again and again. The target alone loops in the same place, so speculative decoding loops with it.";
+  }
+
+  // Brings the step detail into view when its top is off screen (a phone: it sits below the output and the
+  // counts); smooth only where the reader has not asked for reduced motion.
+  function showDetail() {
+    const top = detail.getBoundingClientRect().top;
+    if (top >= 0 && top < window.innerHeight - 160) return;  // its top, and a few lines of it, are on screen
+    const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    detail.scrollIntoView({ block: "start", behavior: still ? "auto" : "smooth" });
+  }
 
   async function step(oneRound) {
     if (busy) return;
     const kind = corpus();
     const pair = loadedPair(kind) || await pairFor(kind);
     const greedy = mode() === "greedy";
-    if (greedy && state.looped) {
-      announce(`${LOOP_NOTE} Nothing new to write; press Reset or change the prompt.`);
-      return;
-    }
     const before = state.rounds.length;
     const fragment = document.createDocumentFragment();
     const goal = Core.chars(state.text).length + data.generate_chars;
@@ -383,21 +250,32 @@ function init(root) {
       if (round.bonus !== null) state.marks.push([round.bonus, "bonus"]);
       else state.marks.push([round.replacement, "replaced"]);
       fragment.append(roundItem(round, state.rounds.length));
-      if (greedy && greedyLooped(pair)) state.looped = true;
-    } while (!oneRound && !state.looped && Core.chars(state.text).length < goal);
+    } while (!oneRound && Core.chars(state.text).length < goal);
     roundsList.append(fragment);
-    detail.replaceChildren(oneRound ? stepDetail(round, state.rounds.length) : "");
+    if (oneRound) {
+      const rows = greedy
+        ? { target: round.targetRows.map(Core.oneHot), draft: round.draftRows.map(Core.oneHot) }
+        : { target: round.targetRows, draft: round.draftRows };
+      detail.replaceChildren(window.PlaygroundStep.roundDetail({
+        round, number: state.rounds.length, vocab: pair.vocab, rows, greedy, residual: Core.residual,
+      }));
+    } else {
+      detail.replaceChildren();
+    }
+    stepKey.hidden = !oneRound;  // the key to the bars, shown with them
     const s = render();
     const added = state.rounds.length - before;
     let message = `Added ${added} round${added === 1 ? "" : "s"}. ${statusFor(s)}`;
-    if (greedy) message += ` ${compareGreedy(pair)}`;
-    if (state.looped) message += ` ${LOOP_NOTE}`;
+    const start = greedy ? loopStart(pair) : null;
+    if (greedy) message += ` ${compareGreedy(pair, start)}`;
+    if (start !== null) message += ` ${loopNote(pair, start)}`;
     const caveat = repeatCaveat();
     if (caveat) message += ` ${caveat}`;
     announce(message);
+    if (oneRound) showDetail();
   }
 
-  function compareGreedy(pair) {
+  function compareGreedy(pair, start) {
     const alone = Core.targetAlone({
       target: pair.target, vocab: pair.vocab, context: state.prompt,
       length: Core.chars(state.text).length, temperature: 0,
@@ -410,31 +288,71 @@ function init(root) {
       el("p", { class: "pg-small", text: "Target alone, one character per step:" }),
       el("pre", { class: "pg-sample", text: state.prompt + alone }),
       el("p", { class: same ? "pg-verdict-ok" : "pg-verdict-bad", text: same ? "\u2713 Identical, character for character." : "\u2717 The outputs differ." }));
-    if (state.looped) greedyBox.append(el("p", { class: "pg-small pg-loop-note", text: LOOP_NOTE }));
+    if (start !== null) greedyBox.append(el("p", { class: "pg-loop-note", "data-loop-start": String(start), text: loopNote(pair, start) }));
     return same ? "Greedy output is identical to the target alone." : "Greedy output differs from the target alone.";
   }
 
+  // "Check the distribution": the first three characters after the prompt, many times over, by speculative
+  // sampling and by the target alone; per position both histograms against the target's exact distribution.
+  // A Web Worker draws them (the page stays responsive); where none will start (a page opened from a file in
+  // Chromium), the same steps run here in slices of a few milliseconds.
+  let checking = false;
   async function check() {
-    const pair = loadedPair(corpus()) || await pairFor(corpus());
-    const field = $("pg-samples");  // its min, max and first value are the site's settings
-    const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
-    const t = temperature();
-    const result = Core.compareNextChar({
-      target: pair.target, draft: pair.draft, vocab: pair.vocab,
-      context: prompt.value, k: k(), temperature: t, samples, nextUniform: Core.mulberry32((Number(seedInput.value) >>> 0) + 1),
-    });
-    const { svg, table } = barChart(result, pair.vocab, samples, checkResult.clientWidth);
+    if (checking) return;
+    checking = true;
+    const button = $("pg-check");
+    button.disabled = true;
+    try {
+      const kind = corpus();
+      const pair = loadedPair(kind) || await pairFor(kind);
+      const field = $("pg-samples");  // its min, max and first value are the site's settings
+      const samples = Math.max(Number(field.min), Math.min(Number(field.max), Number(field.value) || Number(field.defaultValue)));
+      const t = temperature();
+      const job = { context: prompt.value, k: k(), temperature: t, samples, seed: (Number(seedInput.value) >>> 0) + 1, positions: 3 };
+      checkResult.replaceChildren(el("p", { class: "pg-small", text: `Drawing ${samples.toLocaleString("en")} times…` }));
+      let results;
+      let where = "worker";
+      try {
+        results = await checkInWorker({ task: "check", kind, exports: pair.source === "browser" ? pair.exports : null, job });
+      } catch (error) {
+        where = "page";
+        const steps = Core.firstCharsSteps({
+          target: pair.target, draft: pair.draft, vocab: pair.vocab, ...job, nextUniform: Core.mulberry32(job.seed),
+        });
+        results = await runSliced(steps, () => {});
+      }
+      showCheck(results, pair.vocab, samples, t, where);
+    } finally {
+      checking = false;
+      button.disabled = false;
+    }
+  }
+
+  function showCheck(results, vocab, samples, t, where) {
     const legend = el("p", { class: "pg-legend" },
       el("span", { class: "pg-key pg-key-exact", "aria-hidden": "true" }), " target's probability p (bar) ",
       el("span", { class: "pg-key pg-key-spec", "aria-hidden": "true" }), " speculative sampling (dot) ",
       el("span", { class: "pg-key pg-key-alone", "aria-hidden": "true" }), " target alone (open square)");
-    const noise = Core.expectedTvd(result.exact, samples);
-    const summary = `Total variation distance between the two histograms: ${fixed(result.tvd, 3)} over ${samples.toLocaleString("en")} draws each` +
-      (t === 0 ? " (greedy: both always give the target's top character)." :
-        `. Sampling noise alone: two histograms of that many draws from the target itself differ by ${fixed(noise, 3)} on average.`);
-    const box = el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": "Table: next-character frequencies" }, table);
-    checkResult.replaceChildren(el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(noise), text: summary }), legend, svg, box);
-    announce(summary);
+    const parts = [legend];
+    const said = [];
+    for (const result of results) {
+      const { svg, table } = window.PlaygroundChart.barChart(result, vocab, samples, checkResult.clientWidth, result.position);
+      const summary = `Total variation distance between the two histograms: ${fixed(result.tvd, 3)}` +
+        (t === 0 ? " (greedy: both always give the target's top choice)." : `; sampling noise alone gives ${fixed(result.noise, 3)} on average.`);
+      said.push(`Character ${result.position}: ${summary}`);
+      const box = el("details", { class: "pg-check-numbers" }, el("summary", { text: `The numbers for character ${result.position}` }),
+        el("div", { class: "table-scroll", role: "region", tabindex: "0", "aria-label": `Table: character ${result.position}, frequencies` }, table));
+      parts.push(el("section", { class: "pg-check-position", "data-position": String(result.position), "aria-label": `Character ${result.position}` },
+        el("h4", { text: `Character ${result.position}` }),
+        el("p", { class: "pg-check-summary", "data-tvd": String(result.tvd), "data-noise": String(result.noise), text: summary }),
+        svg, box));
+    }
+    const how = where === "worker" ? "drawn in a background thread, so the page stayed responsive"
+      : "drawn on the page's own thread in short slices, as this browser starts no background thread here";
+    const head = el("p", { class: "pg-check-head", "data-where": where,
+      text: `${samples.toLocaleString("en")} draws of the first ${results.length} characters each way, ${how}.` });
+    checkResult.replaceChildren(head, ...parts);
+    announce(`${head.textContent} ${said.join(" ")}`);
   }
 
   // Retrain the chosen pair from the published corpus, then use it. A Web Worker does the counting, so
@@ -475,7 +393,10 @@ function init(root) {
           text: `${name}: ${fixed(result.bits[name], 2)} bits per character on held-out text (build: ${fixed(facts.bits_per_char[name], 2)}); ` +
             `count digest ${digest} ${same ? "\u2713 equals the build's" : `\u2717 differs from the build's ${facts.digests[name]}`}.` }));
       }
-      pairs[kind] = { target: trained.target, draft: trained.draft, vocab: Core.chars(result.vocab), source: "browser" };
+      pairs[kind] = {
+        target: trained.target, draft: trained.draft, vocab: Core.chars(result.vocab), source: "browser",
+        exports: { vocab: result.vocab, target: result.exports.target, draft: result.exports.draft },  // for the check's worker
+      };
       const seen = `What you just saw: your browser counted every run of up to ${orders.target} characters in the first nine ` +
         `tenths of the corpus (${result.trainChars.toLocaleString("en")} characters), ${where}. ` +
         (all ? "Its counts equal the build's, digest for digest, so generation gives the very same text as before."
@@ -504,13 +425,19 @@ function init(root) {
       reset();
       announce(`Mode: ${mode()}. Output cleared.`);
     } else if (event.target.name === "pg-corpus") {
+      // A prompt the reader typed stays; an example prompt (of either corpus) gives way to this corpus's first
+      // example, and the status line says which. K stays where the reader put it.
       const kind = corpus();
-      prompt.value = data.pairs[kind].prompts[0];
-      kInput.value = String(data.pairs[kind].measurements.best_k);
-      kOut.value = kInput.value;
+      const examples = Object.values(data.pairs).flatMap((p) => p.prompts);
+      let said = "Your prompt is kept.";
+      if (!prompt.value.trim() || examples.includes(prompt.value)) {
+        const old = prompt.value;
+        prompt.value = data.pairs[kind].prompts[0];
+        said = old.trim() ? "The example prompt is replaced by one from this corpus." : "An example prompt from this corpus is filled in.";
+      }
       showExamples();
       reset();
-      pairFor(kind).then(() => announce(`Corpus: ${kind}. Output cleared.`));
+      pairFor(kind).then(() => announce(`Corpus: ${kind}. ${said} K stays at ${kInput.value}. Output cleared.`));
     }
   });
   // on each edit, not on leaving the box: a reset then would move the buttons under a click that is under way
@@ -537,10 +464,20 @@ function init(root) {
   reset();
 }
 
-// The browser would not start a worker (or its script would not load): train on the page instead.
+// The browser would not start a worker (or its script would not load): work on the page instead.
 class NoWorker extends Error {}
 
 function trainInWorker(kind, orders, onProgress) {
+  return inWorker({ kind, orders }, onProgress);
+}
+
+// The distribution check in a worker; any failure at all (no worker, a script it could not load) rejects, and
+// the page then draws on its own thread.
+function checkInWorker(message) {
+  return inWorker(message, () => {}).then((result) => result, (error) => { throw new NoWorker(error.message); });
+}
+
+function inWorker(message, onProgress) {
   return new Promise((resolve, reject) => {
     let worker;
     try {
@@ -552,21 +489,21 @@ function trainInWorker(kind, orders, onProgress) {
     let heard = false;
     worker.onmessage = (event) => {
       heard = true;
-      const message = event.data;
-      if (message.progress !== undefined) {
-        onProgress(message.progress);
+      const reply = event.data;
+      if (reply.progress !== undefined) {
+        onProgress(reply.progress);
         return;
       }
       worker.terminate();
-      if (message.error) reject(new Error(message.error));
-      else resolve(message.result);
+      if (reply.error) reject(new Error(reply.error));
+      else resolve(reply.result);
     };
     worker.onerror = (event) => {
       event.preventDefault();
       worker.terminate();
       reject(heard ? new Error(event.message) : new NoWorker(event.message || "the worker did not start"));
     };
-    worker.postMessage({ kind, orders });
+    worker.postMessage(message);
   });
 }
 

@@ -197,7 +197,7 @@ def tab_to(pg, target: str, key: str = "Tab", limit: int = 12) -> list[str]:
 
 def choose_corpus(pg, kind: str) -> None:
     pg.locator(f'input[name="pg-corpus"][value="{kind}"]').check()
-    expect(pg.locator("#pg-live")).to_have_text(f"Corpus: {kind}. Output cleared.")
+    expect(pg.locator("#pg-live")).to_have_text(re.compile(rf"^Corpus: {kind}\. .*K stays at \d+\. Output cleared\.$"))
 
 
 CODE_MARKS = set("_{}[]()=<>#")
@@ -313,7 +313,34 @@ def step_table(pg) -> list[dict]:
     )
 
 
-def test_step_shows_p_q_the_accept_probability_and_the_draw_for_each_drafted_character(page, origin):
+def step_cards(pg) -> list[dict]:
+    """The step detail's cards, as a reader sees them: verdict, position, the printed p, q, accept chance and draw,
+    the characters in its p-and-q table with their bars' widths, and whether a u-line and a residual are drawn."""
+    return pg.eval_on_selector_all(
+        "#pg-step-detail .pg-check-card",
+        """cards => cards.map(c => ({
+        verdict: c.dataset.verdict,
+        position: Number(c.dataset.position),
+        p: c.querySelector('.evidence .pg-p')?.textContent ?? null,
+        q: c.querySelector('.evidence .pg-q')?.textContent ?? null,
+        a: c.querySelector('.evidence .pg-a')?.textContent ?? null,
+        u: c.querySelector('.evidence .pg-u')?.textContent ?? null,
+        rows: [...c.querySelectorAll('.pq-table tbody tr')].map(tr => ({
+            proposal: tr.classList.contains('proposal'),
+            cells: [...tr.querySelectorAll('td')].slice(0, 2).map(td => td.textContent),
+            bars: [...tr.querySelectorAll('rect.bar-p, rect.bar-q')].map(r => r.getAttribute('class')),
+        })),
+        uLine: c.querySelectorAll('[data-u-line]').length,
+        residual: c.querySelectorAll('svg.exact rect.bar-res').length,
+        drawLine: c.querySelectorAll('svg.draw-line').length,
+        shown: [...c.querySelectorAll('.verdict')].map(v => v.dataset.verdict),
+    }))""",
+    )
+
+
+def test_step_shows_each_check_in_the_stepper_s_picture(page, origin):
+    """Issue 32 item 5: per check the top characters' p and q bars (the stepper's classes), the accept chance,
+    where u fell, and on a rejection the residual and the replacement's draw."""
     open_playground(page, origin)
     prompt = page.input_value("#pg-prompt")
     k = k_value(page)
@@ -324,28 +351,67 @@ def test_step_shows_p_q_the_accept_probability_and_the_draw_for_each_drafted_cha
         s = check_counts(page, prompt, output_parts(page)[1], k)
         assert s["Rounds"] == str(n)
         expect(page.locator("#pg-live")).to_have_text(re.compile(rf"^Added 1 round\. {n} rounds? so far, "))
-        table = step_table(page)
-        assert len(table) == k + 1, table
-        for row in table[:k]:
-            seen.add(row["verdict"])
-            if row["verdict"] == "dropped":
-                assert "not checked" in row["cells"][1]
+        cards = step_cards(page)
+        assert [c["position"] for c in cards] == list(range(1, len(cards) + 1)), cards
+        checks = [c for c in cards if c["verdict"] in ("accepted", "rejected", "dropped")]
+        assert len(checks) == k, cards
+        for card in checks:
+            seen.add(card["verdict"])
+            if card["verdict"] == "dropped":
+                assert card["rows"] == [] and card["shown"] == ["dropped"], card
                 continue
-            p, q, a = (float(row["cells"][i]) for i in (1, 2, 4))
-            assert q > 0, f"the draft proposed {row['cells'][0]!r}, yet its q reads {row['cells'][2]}: {row}"
-            assert abs(a - min(1.0, p / q)) <= 0.002 + 0.0005 / max(q, 1e-3), row
-            draw = row["cells"][5]
-            if draw.startswith("none"):
-                assert a == 1.0 or p == 0.0, row
-                assert row["verdict"] == ("accepted" if a == 1.0 else "rejected")
+            assert 3 <= len(card["rows"]) <= 5 and sum(r["proposal"] for r in card["rows"]) == 1, card
+            assert all(r["bars"] == ["bar-p", "bar-q"] for r in card["rows"]), card
+            p, q, a = (float(card[x]) for x in ("p", "q", "a"))
+            proposal = next(r for r in card["rows"] if r["proposal"])
+            assert proposal["cells"] == [card["p"], card["q"]], card
+            assert q > 0, f"the draft proposed a character whose q reads {card['q']}: {card}"
+            assert abs(a - min(1.0, p / q)) <= 0.002 + 0.0005 / max(q, 1e-3), card
+            if card["u"].startswith("u = "):
+                u = float(card["u"].split()[2])
+                assert card["uLine"] == 1, card
+                assert ("<" in card["u"]) == (card["verdict"] == "accepted"), card
+                assert (u < a) == (card["verdict"] == "accepted") or abs(u - a) < 0.001, card
             else:
-                u = float(draw.split()[0])
-                assert ("<" in draw) == (row["verdict"] == "accepted"), row
-                assert (u < a) == (row["verdict"] == "accepted") or abs(u - a) < 0.001, row
-        last = table[-1]
-        assert last["verdict"] in ("bonus", "replacement")
-        assert (last["verdict"] == "bonus") == all(r["verdict"] == "accepted" for r in table[:k])
+                assert card["uLine"] == 0 and (a == 1.0 or p == 0.0), card
+            if card["verdict"] == "rejected":
+                assert card["residual"] >= 1 and card["drawLine"] == 1, card
+                assert card["shown"] == ["rejected", "replacement"], card
+            else:
+                assert card["residual"] == 0 and card["shown"] == ["accepted"], card
+        bonus = [c for c in cards if c["verdict"] == "bonus"]
+        assert len(bonus) == (1 if all(c["verdict"] == "accepted" for c in checks) else 0)
+        if bonus:
+            assert bonus[0]["drawLine"] == 1 and bonus[0]["position"] == k + 1
     assert {"accepted", "rejected"} <= seen
+    # the proposal's q bar is hatched, as in the stepper: the pattern's lines take the draft's colour
+    hatch = page.evaluate("""() => [
+        getComputedStyle(document.querySelector('#pg-step-detail tr.proposal rect.bar-q')).fill,
+        getComputedStyle(document.querySelector('#pq-hatch .hatch-line')).stroke,
+    ]""")
+    assert "pq-hatch" in hatch[0] and hatch[1] not in ("none", ""), hatch
+
+
+def test_step_brings_its_detail_into_view_on_a_phone(tab, origin):
+    """Issue 32 item 5: at 390 x 844, after Step, the top of the step detail is on screen (it starts some 800 px
+    below the button); with reduced motion the page jumps there at once."""
+    for motion in ("reduce", "no-preference"):
+        turn(tab, PHONE)
+        page = tab
+        page.emulate_media(reduced_motion=motion)
+        open_playground(page, origin)
+        page.locator("#pg-step").scroll_into_view_if_needed()
+        before = page.evaluate("() => document.querySelector('#pg-step-detail').getBoundingClientRect().top")
+        assert before > PHONE["height"], before  # the negative control: off screen before the press
+        page.click("#pg-step")
+        expect(page.locator("#pg-step-detail .pg-check-card").first).to_be_visible()
+        if motion == "reduce":
+            top = page.evaluate("() => document.querySelector('#pg-step-detail').getBoundingClientRect().top")
+        else:
+            page.wait_for_timeout(1500)  # a smooth scroll takes a moment
+            top = page.evaluate("() => document.querySelector('#pg-step-detail').getBoundingClientRect().top")
+        assert 0 <= top < PHONE["height"] - 100, (motion, top)
+    page.emulate_media(reduced_motion="no-preference")
 
 
 @pytest.mark.parametrize("kind", ["prose", "code"])
@@ -371,13 +437,15 @@ def test_every_example_prompt_generates_in_both_modes(page, origin, facts, kind,
                 expect(page.locator("#pg-greedy .pg-verdict-ok")).to_have_text(
                     "\u2713 Identical, character for character."
                 )
-                # greedy writes its characters, or stops early where its text starts repeating, and says so
-                looped = page.locator("#pg-greedy .pg-loop-note").count() == 1
-                assert looped or len(generated) >= generate_chars, generated
+                # greedy writes a passage (issue 32: at least 60 characters), on through a loop if it falls in one
+                assert len(generated) >= max(60, generate_chars), generated
+                loop = page.locator("#pg-greedy .pg-loop-note")
+                if loop.count():
+                    expect(loop).to_contain_text("The target alone loops in the same place")
+                    start = int(loop.get_attribute("data-loop-start"))
+                    assert generated[start:].startswith(generated[start - 4 : start]) or start < len(generated)
                 if kind == "prose":
                     assert not re.search(r" {4,}", generated), generated
-                else:
-                    assert non_blank(generated) >= 0.6, generated
 
 
 def test_sampled_prose_from_every_example_prompt_reads_as_words(page, origin, facts, corpus_words):
@@ -401,7 +469,7 @@ def test_the_code_pair_loads_only_when_chosen_and_writes_code(page, origin, fact
     choose_corpus(page, "code")
     assert any(u.endswith("/assets/playground-models-code.js") for u in page.requested)
     expect(page.locator("#pg-prompt")).to_have_value(facts["pairs"]["code"]["prompts"][0])
-    expect(page.locator("#pg-k")).to_have_value(str(facts["pairs"]["code"]["measurements"]["best_k"]))
+    expect(page.locator("#pg-k")).to_have_value(str(facts["pairs"]["prose"]["measurements"]["best_k"]))
     page.click("#pg-generate")
     expect(page.locator("#pg-rounds > li").first).to_be_visible()
     _, generated = output_parts(page)
@@ -422,70 +490,83 @@ def test_greedy_mode_matches_the_target_alone_character_for_character(page, orig
     assert speculative == shown_prompt + generated and shown_prompt == prompt
     check_counts(page, prompt, generated, k_value(page))
     expect(page.locator("#pg-live")).to_contain_text("Greedy output is identical to the target alone.")
-    # the text has come back to a state it was in before: greedy stops, says so, and writes nothing more
-    expect(page.locator("#pg-greedy .pg-loop-note")).to_contain_text("would repeat the same characters forever")
+    # the text comes back to a state it was in before: greedy writes on, and says where the loop starts and that
+    # the target alone loops alike (issue 32 item 5: no stopping early)
+    assert len(generated) >= generate_chars
+    note = page.locator("#pg-greedy .pg-loop-note")
+    expect(note).to_contain_text("The target alone loops in the same place")
+    start = int(note.get_attribute("data-loop-start"))
+    expect(note).to_contain_text(f"from character {start + 1} of the output on")
+    expect(page.locator("#pg-live")).to_contain_text("The text loops from character")
     rounds_before = page.locator("#pg-rounds > li").count()
     page.click("#pg-step")
-    expect(page.locator("#pg-live")).to_contain_text("Nothing new to write")
-    assert page.locator("#pg-rounds > li").count() == rounds_before
+    expect(page.locator("#pg-rounds > li")).to_have_count(rounds_before + 1)
     speculative, alone = page.locator("#pg-greedy pre.pg-sample").all_text_contents()
-    assert speculative == alone == prompt + generated
+    assert speculative == alone and len(speculative) > len(prompt + generated)
     page.get_by_label("Sampling").check()
     expect(page.locator("#pg-temperature")).to_be_enabled()
     expect(page.locator("#pg-greedy")).to_be_empty()
 
 
-def run_check(pg, draws: int) -> tuple[float, list[list[float]]]:
-    """Press "Check the distribution" with this many draws: (reported TV, table rows of frequencies)."""
+SUMMARY = re.compile(
+    r"^Total variation distance between the two histograms: (\d\.\d{3})"
+    r"( \(greedy: both always give the target's top choice\)\.|; sampling noise alone gives (\d\.\d{3}) on average\.)$"
+)
+
+
+def run_check(pg, draws: int) -> list[dict]:
+    """Press "Check the distribution" with this many draws: per position its reported TV, noise and table rows."""
     pg.fill("#pg-samples", str(draws))
-    pg.click("#pg-check", timeout=60_000)  # the draws run inside the click: allow for a busy machine
-    summary = pg.locator("#pg-check-result > p").first
-    expect(summary).to_have_text(
-        re.compile(
-            rf"^Total variation distance between the two histograms: "
-            rf"\d\.\d{{3}} over {draws:,} draws each"
-            rf"( \(greedy: .*\)\.|\. Sampling noise alone: .* differ by \d\.\d{{3}} on average\.)$"
+    pg.click("#pg-check")
+    expect(pg.locator("#pg-check-result .pg-check-position")).to_have_count(3, timeout=120_000)
+    expect(pg.locator("#pg-check-result .pg-check-head")).to_have_text(
+        re.compile(rf"^{draws:,} draws of the first 3 characters each way, drawn (in a background thread|on the page)")
+    )
+    out = []
+    for n in (1, 2, 3):
+        section = pg.locator(f'#pg-check-result [data-position="{n}"]')
+        said = section.locator(".pg-check-summary").inner_text()
+        m = SUMMARY.match(said)
+        assert m and section.locator("h4").inner_text() == f"Character {n}", said
+        rows = section.locator("tbody tr").evaluate_all(
+            "rs => rs.map(r => [...r.querySelectorAll('td')].map(td => Number(td.textContent)))"
         )
-    )
-    expect(pg.locator("#pg-live")).to_have_text(summary.inner_text())
-    tvd = float(re.search(r"(\d\.\d{3})", summary.inner_text()).group(1))
-    rows = pg.eval_on_selector_all(
-        "#pg-check-result tbody tr",
-        "rs => rs.map(r => [...r.querySelectorAll('td')].map(td => Number(td.textContent)))",
-    )
-    return tvd, rows
+        out.append({"tvd": float(m.group(1)), "noise": m.group(3) and float(m.group(3)), "rows": rows, "said": said})
+    expect(pg.locator("#pg-live")).to_contain_text(f"Character 3: {out[2]['said']}")
+    return out
 
 
-# A prose prompt whose next character the target spreads over a handful of characters, so that
+# A prose prompt whose next characters the target spreads over a handful of characters, so that
 # 1000 draws pin the histograms down well.
 CHECK_PROMPT = "And he said to the"
 
 
-def test_the_distribution_check_reports_a_small_total_variation_distance(page, origin):
+def test_the_distribution_check_reports_a_small_total_variation_distance_at_each_of_three_positions(page, origin):
     open_playground(page, origin)
     page.fill("#pg-prompt", CHECK_PROMPT)
-    tvd, rows = run_check(page, 1000)
-    expect(page.locator("#pg-check-result svg.pg-chart")).to_be_visible()
-    assert 2 <= len(rows) <= 11
-    for column in range(3):
-        assert abs(sum(r[column] for r in rows) - 1) <= 0.0005 * len(rows) + 1e-9, column
-    # Both histograms are 1000 draws from one next-character distribution, so their TV distance is
-    # sampling noise alone: with the mass on a handful of characters, a few hundredths. A sampler
-    # that let the draft's distribution leak through would show 0.1 or more.
-    assert 0 <= tvd < 0.1, tvd
-    # Ten times the draws: the noise shrinks by sqrt(10), to about a hundredth.
-    tvd, _ = run_check(page, 10000)
-    assert tvd < 0.03, tvd
+    results = run_check(page, 1000)
+    expect(page.locator("#pg-check-result svg.pg-chart")).to_have_count(3)
+    for r in results:
+        assert 2 <= len(r["rows"]) <= 11
+        for column in range(3):
+            assert abs(sum(row[column] for row in r["rows"]) - 1) <= 0.0005 * len(r["rows"]) + 1e-9, column
+        # Both histograms are 1000 draws from one distribution, so their TV distance is sampling noise alone, of
+        # the size of the stated baseline. A sampler that let the draft's distribution leak through would show
+        # 0.1 or more.
+        assert 0 <= r["tvd"] < max(0.1, 2.5 * r["noise"]), r
+    # Ten times the draws: the noise shrinks by sqrt(10).
+    for r in run_check(page, 10000):
+        assert r["tvd"] < max(0.035, 2.5 * r["noise"]), r
 
 
 def test_the_distribution_check_in_greedy_mode_agrees_with_its_own_caption(page, origin):
     open_playground(page, origin)
     page.fill("#pg-prompt", CHECK_PROMPT)
     page.get_by_label("Greedy (temperature 0)").check()
-    tvd, rows = run_check(page, 1000)
-    expect(page.locator("#pg-check-result > p").first).to_contain_text("both always give the target's top character")
-    assert rows[0] == [1.0, 1.0, 1.0], rows
-    assert tvd == 0.0, tvd
+    for r in run_check(page, 1000):
+        assert "both always give the target's top choice" in r["said"]
+        assert r["rows"][0] == [1.0, 1.0, 1.0], r
+        assert r["tvd"] == 0.0, r
 
 
 def test_the_k_slider_starts_over_and_says_so(page, origin):
@@ -518,12 +599,12 @@ def test_the_widget_works_from_the_keyboard_alone(page, origin):
     count = page.locator("#pg-rounds > li").count()
     page.keyboard.press("Enter")
     expect(page.locator("#pg-rounds > li")).to_have_count(count + 1)
-    expect(page.locator("#pg-step-detail table")).to_be_visible()
+    expect(page.locator("#pg-step-detail .pg-check-card table").first).to_be_visible()
     # the corpus radios come first in the form; arrows switch the corpus
     page.focus('input[name="pg-corpus"][value="prose"]')
     page.keyboard.press("ArrowDown")
     expect(page.locator('input[name="pg-corpus"][value="code"]')).to_be_checked()
-    expect(page.locator("#pg-live")).to_have_text("Corpus: code. Output cleared.")
+    expect(page.locator("#pg-live")).to_have_text(re.compile(r"^Corpus: code\. .* Output cleared\.$"))
 
 
 def test_train_here_rebuilds_the_build_s_counts_and_generation_then_uses_them(page, origin, facts):
@@ -562,9 +643,18 @@ def test_the_page_works_from_file_urls(browser, site):
         pg.click("#pg-step")
         expect(pg.locator("#pg-rounds > li")).to_have_count(1)
         pg.locator('input[name="pg-corpus"][value="code"]').check()
-        expect(pg.locator("#pg-live")).to_have_text("Corpus: code. Output cleared.")
+        expect(pg.locator("#pg-live")).to_contain_text("Corpus: code.")
         pg.click("#pg-step")
         expect(pg.locator("#pg-rounds > li")).to_have_count(1)
+        # no worker starts for a file page in Chromium: the check draws on the page, in slices, all the same
+        pg.evaluate(LONG_TASKS)
+        pg.fill("#pg-samples", "20000")
+        pg.click("#pg-check")
+        expect(pg.locator("#pg-check-result [data-position]")).to_have_count(3, timeout=180_000)
+        pg.wait_for_timeout(100)
+        long_tasks = [d for _, d in pg.evaluate("() => window.pgLong") if d > CHECK_LONG_TASK_MS]
+        assert not long_tasks, long_tasks
+        expect(pg.locator(".pg-check-head")).to_have_attribute("data-where", "page")
     finally:
         context.close()
     assert not problems, problems
@@ -609,55 +699,36 @@ PHONE = {"width": 390, "height": 844}
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, PHONE], ids=["1280", "390"])
-def test_the_step_table_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, origin, viewport):
+def test_the_step_detail_fits_its_box_with_the_draw_and_the_verdict_in_view(tab, origin, viewport):
     turn(tab, viewport)
     page = tab
     open_playground(page, origin)
     page.focus("#pg-k")
-    page.keyboard.press("End")  # the longest rounds: K = max_k rows and the bonus or replacement
+    page.keyboard.press("End")  # the longest rounds: K = max_k checks and the bonus or replacement
     expect(page.locator("#pg-live")).to_contain_text("Output cleared")
     for n in range(1, 7):
         page.click("#pg-step")
         expect(page.locator("#pg-rounds > li")).to_have_count(n)
         layout = page.evaluate("""() => {
-            const box = document.querySelector('.pg-step-box');
+            const box = document.querySelector('#pg-step-detail');
             const b = box.getBoundingClientRect();
-            // a cell's box and whether its own text fits in it (no text cut off at its edge)
             const rect = (e) => {
                 const r = e.getBoundingClientRect();
-                return [r.left, r.right, r.top, r.bottom, r.width, e.scrollWidth <= e.clientWidth + 1];
+                return [r.left, r.right, r.top, r.bottom, r.width];
             };
             return {
-                scroll: box.scrollWidth, client: box.clientWidth, box: [b.left, b.right],
-                page: document.documentElement.scrollWidth,
-                rows: [...box.querySelectorAll('tbody tr')].map((tr) => ({
-                    verdict: rect(tr.querySelector('.pg-verdict-cell')),
-                    u: tr.querySelector('.pg-u') ? rect(tr.querySelector('.pg-u')) : null,
-                    p: tr.querySelector('.pg-p') ? rect(tr.querySelector('.pg-p')) : null,
-                    text: tr.querySelector('.pg-verdict-cell').textContent,
-                })),
-                header: rect(box.querySelector('thead')),
+                box: [b.left, b.right], page: document.documentElement.scrollWidth,
+                parts: [...box.querySelectorAll('.pq-table, .u-line, .draw-line, svg.exact, .verdict, .evidence')]
+                    .map(rect),
+                tables: [...box.querySelectorAll('.pq-table')].map((t) => [t.scrollWidth, t.parentElement.clientWidth]),
             };
         }""")
-        assert layout["scroll"] <= layout["client"] + 1, layout
         assert layout["page"] <= viewport["width"], layout["page"]
         left, right = layout["box"]
-        for row in layout["rows"]:
-            for cell in (row["verdict"], row["u"]):
-                if cell is not None:
-                    assert cell[4] > 0 and cell[0] >= left - 1 and cell[1] <= right + 1 and cell[5], (
-                        row,
-                        layout["box"],
-                    )
-            assert row["text"].strip()
-            if viewport is PHONE and row["p"] is not None:
-                # stacked: the verdict sits below the numbers, on a line of its own, and the column headers are
-                # hidden (each value carries its column's name instead)
-                assert row["verdict"][2] >= row["p"][3] - 1, row
-        if viewport is PHONE:
-            assert layout["header"][4] <= 1, layout["header"]
-            label = page.eval_on_selector(".pg-step-table td.pg-u", "e => getComputedStyle(e, '::before').content")
-            assert label == '"u"', label
+        for part in layout["parts"]:
+            assert part[4] > 0 and part[0] >= left - 1 and part[1] <= right + 1, (part, layout["box"])
+        for width, room in layout["tables"]:
+            assert width <= room + 1, layout["tables"]
 
 
 def test_before_the_first_round_the_rates_show_a_dash(page, origin):
@@ -687,8 +758,11 @@ def test_greedy_on_every_code_example_prompt_writes_code(page, origin, facts):
         expect(page.locator("#pg-greedy .pg-verdict-ok")).to_be_visible()
         prompt, generated = output_parts(page)
         assert prompt == facts["pairs"]["code"]["prompts"][i]
-        assert non_blank(generated) >= 0.6, generated
-        assert page.locator("#pg-meter .pg-caveat").count() == 0
+        assert len(generated) >= 60
+        # what it writes before it falls into a loop is code, not the blanks of an indentation it cannot count
+        loop = page.locator("#pg-greedy .pg-loop-note")
+        before = generated if loop.count() == 0 else generated[: int(loop.get_attribute("data-loop-start")) + 4]
+        assert non_blank(before) >= 0.6, (before, generated)
 
 
 def test_a_run_that_mostly_repeats_one_character_says_so(page, origin):
@@ -726,7 +800,8 @@ def test_the_distribution_chart_has_a_y_axis_readable_labels_and_the_noise_basel
     page = tab
     open_playground(page, origin)
     page.fill("#pg-prompt", CHECK_PROMPT)
-    tvd, rows = run_check(page, 1000)
+    first = run_check(page, 1000)[0]
+    tvd, rows = first["tvd"], first["rows"]
     chart = page.evaluate("""() => {
         const svg = document.querySelector('#pg-check-result svg.pg-chart');
         const texts = [...svg.querySelectorAll('text')];
@@ -748,9 +823,17 @@ def test_the_distribution_chart_has_a_y_axis_readable_labels_and_the_noise_basel
     # the baseline: the mean TVD of two 1,000-draw histograms of the target itself, as Python computes it
     noise = float(chart["summary"]["noise"])
     assert noise == pytest.approx(expected_tvd(prose_target.row(CHECK_PROMPT).tolist(), 1000), rel=1e-9)
-    said = page.locator(".pg-check-summary").inner_text()
-    assert f"differ by {noise:.3f} on average" in said and f"{tvd:.3f} over 1,000 draws" in said
+    said = page.locator(".pg-check-summary").first.inner_text()
+    assert f"noise alone gives {noise:.3f} on average" in said and f"histograms: {tvd:.3f}" in said
 
+
+# a third of a second of work in one task of the page's own (a task of its own: work done inside evaluate's call
+# is not reported as a long task)
+BUSY_TASK = """() => new Promise((done) => setTimeout(() => {
+    const end = performance.now() + 300;
+    while (performance.now() < end);
+    done();
+}, 0))"""
 
 TRAIN_OBSERVERS = """() => {
     window.pgLong = [];
@@ -768,11 +851,8 @@ LONG_TASK_MS = 100
 def test_train_here_runs_in_a_worker_with_no_long_task_and_a_moving_progress_bar(page, origin):
     open_playground(page, origin)
     page.evaluate(TRAIN_OBSERVERS)
-    # the observer works (the negative control): the distribution check, which runs on the page's own thread,
-    # takes one long task for 20,000 draws of eight-character rounds
-    page.focus("#pg-k")
-    page.keyboard.press("End")
-    run_check(page, 20000)
+    # the observer works (the negative control): a third of a second of work on the page's own thread is one
+    page.evaluate(BUSY_TASK)
     page.wait_for_timeout(50)
     assert any(d > LONG_TASK_MS for _, d in page.evaluate("() => window.pgLong")), page.evaluate("() => window.pgLong")
     page.evaluate("() => { window.pgLong = []; }")
@@ -807,3 +887,76 @@ def test_train_here_from_a_file_page_trains_on_the_page_in_slices_and_says_so(br
     finally:
         context.close()
     assert not problems, problems
+
+
+# --- issue 32 item 5: the check off the main thread, the corpus switch -----------------------------------
+
+LONG_TASKS = """() => {
+    window.pgLong = [];
+    new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.pgLong.push([e.startTime, e.duration]);
+    }).observe({ type: "longtask" });
+}"""
+CHECK_LONG_TASK_MS = 200
+
+
+def test_the_check_at_20000_draws_runs_off_the_page_s_thread_with_no_long_task(page, origin):
+    open_playground(page, origin)
+    page.focus("#pg-k")
+    page.keyboard.press("End")  # eight-character rounds: the most work per draw
+    page.evaluate(LONG_TASKS)
+    # the negative control: the observer does see a long task on this page
+    page.evaluate(BUSY_TASK)
+    page.wait_for_timeout(50)
+    assert any(d > CHECK_LONG_TASK_MS for _, d in page.evaluate("() => window.pgLong"))
+    page.evaluate("() => { window.pgLong = []; }")
+    results = run_check(page, 20000)
+    assert any(u.endswith("/assets/playground-worker.js") for u in page.requested)
+    assert page.locator(".pg-check-head").get_attribute("data-where") == "worker"
+    page.wait_for_timeout(100)
+    long_tasks = [d for _, d in page.evaluate("() => window.pgLong") if d > CHECK_LONG_TASK_MS]
+    assert not long_tasks, long_tasks
+    assert [r["noise"] is not None for r in results] == [True, True, True]
+    for r in results:
+        assert r["tvd"] < max(0.03, 3 * r["noise"]), r
+
+
+def test_the_check_s_text_and_results_fit_a_phone(tab, origin):
+    turn(tab, PHONE)
+    page = tab
+    open_playground(page, origin)
+    intro = page.locator("#pg-check").locator("xpath=../preceding-sibling::p[1]").inner_text()
+    assert "first three characters" in intro and "with the current K" in intro
+    run_check(page, 1000)
+    boxes = page.evaluate("""() => [...document.querySelectorAll('#pg-check-result p, #pg-check-result caption')]
+        .map((e) => {
+            const r = e.getBoundingClientRect();
+            return [e.textContent.slice(0, 40), r.left, r.right, r.width];
+        })""")
+    page.locator('#pg-check-result [data-position="1"] summary').click()
+    caption = page.locator('#pg-check-result [data-position="1"] caption').bounding_box()
+    assert caption["width"] >= 250 and caption["height"] <= 64, caption  # a line or two, not a narrow column
+    for text, left, right, width in boxes:
+        assert left >= 0 and right <= PHONE["width"] and (width >= 250 or width == 0), (text, left, right, width)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_switching_corpus_keeps_a_typed_prompt_and_k(page, origin, facts):
+    open_playground(page, origin)
+    page.focus("#pg-k")
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")  # K = 2, a value neither corpus's best
+    typed = "The cat sat on the "
+    page.fill("#pg-prompt", typed)
+    page.locator('input[name="pg-corpus"][value="code"]').check()
+    expect(page.locator("#pg-live")).to_have_text("Corpus: code. Your prompt is kept. K stays at 2. Output cleared.")
+    expect(page.locator("#pg-prompt")).to_have_value(typed)
+    assert k_value(page) == 2
+    # an example prompt is not the reader's: it gives way to the other corpus's first example, and the page says so
+    page.locator('.pg-examples button[data-kind="code"]').nth(1).click()
+    page.locator('input[name="pg-corpus"][value="prose"]').check()
+    expect(page.locator("#pg-live")).to_have_text(
+        "Corpus: prose. The example prompt is replaced by one from this corpus. K stays at 2. Output cleared."
+    )
+    expect(page.locator("#pg-prompt")).to_have_value(facts["pairs"]["prose"]["prompts"][0])
+    assert k_value(page) == 2

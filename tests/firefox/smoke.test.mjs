@@ -214,4 +214,20 @@ describe("Firefox ESR", { skip }, () => {
     assert.deepEqual(page.problems, []);
     await page.close();
   });
+
+  it("checks the playground's first three characters in a worker, from a server and from a file", async () => {
+    for (const url of [`${origin}/playground.html`, `file://${SITE}/playground.html`]) {
+      const page = await tab(firefox, 390);
+      await page.goto(url, { waitUntil: "load" });
+      await page.waitForSelector("#pg-stats dt");
+      await page.$eval("#pg-samples", (e) => { e.value = "2000"; });
+      await page.click("#pg-check");
+      await page.waitForFunction(() => document.querySelectorAll("#pg-check-result [data-position]").length === 3,
+        { timeout: 120000 });
+      // Firefox starts a worker for a page opened from a file too (Chromium does not; the page then draws in slices)
+      assert.equal(await page.$eval(".pg-check-head", (e) => e.dataset.where), "worker", url);
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    }
+  });
 });

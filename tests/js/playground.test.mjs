@@ -179,6 +179,18 @@ test("the cost meter prices each round by its own K and compares with one target
   assert.equal(s.replaced, 1);
 });
 
+test("the counts' ratios are printed exactly: 617/400 reads 1.543, where the double would read 1.542", () => {
+  const decimals = createRequire(import.meta.url)(path.join(root, "site_src", "assets", "decimals.js"));
+  const s = { rounds: 20000, chars: 33935, verified: 20000, accepted: 13000, draftSteps: 20000, targetPasses: 20000 };
+  const x = core.exactRatios(s, { draft_step: "1/10", verify_step: "1/1" });
+  assert.equal(decimals.fixed(x.speedup, 3), "1.543");
+  assert.equal(decimals.fixed((33935 / 20000) / 1.1, 3), "1.542");  // the negative control: the float path
+  assert.equal(decimals.fixed(x.perRound, 4), "1.6968");  // 33935 / 20000 = 1.69675, a tie rounded up
+  assert.equal(decimals.pct(x.acceptance, 1), "65.0%");
+  assert.equal(decimals.fixed(x.cost, 1), "22000.0");
+  assert.equal(decimals.fixed(x.plainCost, 1), "33935.0");
+});
+
 test("Leviathan's closed form: K = 1 at a = 0.5, c = 0.1 gives 1.5 / 1.1", () => {
   assert.ok(Math.abs(core.leviathanSpeedup(0.5, 1, 0.1) - 1.5 / 1.1) < 1e-12);
   assert.equal(core.leviathanBestK(0.9, 0.1, 8), 8);
@@ -207,26 +219,69 @@ for (const kind of KINDS) {
     }
   });
 
-  test(`${kind}: greedy stops at its loop exactly where Python stops, as the page's rounds run`, () => {
+  test(`${kind}: greedy runs on through its loop, finding its start where Python does, as the page's rounds run`, () => {
     const { target, draft, vocab } = core.loadModels(vectors.models);
     for (const c of vectors.greedy_runs) {
-      // as playground.js's step(): rounds until 120 characters, or until the round in which the loop starts
+      // as playground.js's step(): rounds until 120 characters, never stopping early at a loop
       let text = "";
       let rounds = 0;
-      let looped = false;
       const width = target.order - 1;
-      while (!looped && core.chars(text).length < 120) {
+      while (core.chars(text).length < 120) {
         text += core.speculativeRound({ target, draft, vocab, context: c.context + text, k: c.k, temperature: 0, nextUniform: () => 0 }).committed;
         rounds++;
-        looped = core.greedyLoopStart(c.context + text, core.chars(c.context).length, width) !== null;
       }
       assert.equal(text, c.text, JSON.stringify(c.context));
       assert.equal(rounds, c.rounds);
-      assert.equal(looped, c.looped);
-      assert.equal(core.greedyLoopStart(c.context + text, core.chars(c.context).length, width), c.loop_start);
+      const start = core.greedyLoopStart(c.context + text, core.chars(c.context).length, width);
+      assert.equal(start !== null, c.looped);
+      assert.equal(start, c.loop_start);
+    }
+  });
+
+  test(`${kind}: the exact distribution of each of the first three characters equals Python's`, () => {
+    const { target, vocab } = core.loadModels(vectors.models);
+    assert.equal(vectors.first_chars.length, 3);
+    for (const c of vectors.first_chars) {
+      const steps = core.firstCharsExact({ target, vocab, context: c.context, temperature: c.temperature, positions: 3 });
+      let r = steps.next();
+      while (!r.done) r = steps.next();
+      // equal but for the last bit or two: x ** (1 / T) may differ by an ulp between the languages' pow
+      assert.equal(r.value.length, c.exact.length);
+      r.value.forEach((row, j) => row.forEach((x, i) => {
+        assert.ok(Math.abs(x - c.exact[j][i]) <= 1e-12 * Math.max(x, 1e-300), `T ${c.temperature}, position ${j + 1}, ${i}: ${x} vs ${c.exact[j][i]}`);
+      }));
+      for (const row of r.value) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-9);
     }
   });
 }
+
+test("the first-three-characters check: speculative histograms land on the target's at every position", () => {
+  const { target, draft, vocab } = core.loadModels(bundle.pairs.prose.models);
+  const run = (k) => {
+    const steps = core.firstCharsSteps({
+      target, draft, vocab, context: "And he said ", k, temperature: 1, samples: 3000, nextUniform: core.mulberry32(11),
+    });
+    let r = steps.next();
+    let last = 0;
+    while (!r.done) {
+      assert.ok(r.value >= last && r.value <= 1);
+      last = r.value;
+      r = steps.next();
+    }
+    return r.value;
+  };
+  const result = run(4);
+  assert.deepEqual(result.map((x) => x.position), [1, 2, 3]);
+  for (const x of result) {
+    const spec = x.spec.map((c) => c / 3000);
+    // 3000 draws from one distribution sit within a few times the noise baseline of it
+    assert.ok(core.totalVariation(spec, x.exact) < 3 * x.noise, `position ${x.position}: ${core.totalVariation(spec, x.exact)} vs ${x.noise}`);
+    assert.ok(x.spec.reduce((a, b) => a + b, 0) === 3000 && x.alone.reduce((a, b) => a + b, 0) === 3000);
+  }
+  // negative control: the draft's own first characters are far from the target's exact distribution
+  const draftRow = core.distribution(draft, "And he said ", 1);
+  assert.ok(core.totalVariation(draftRow, result[0].exact) > 3 * result[0].noise);
+});
 
 test("a run that is mostly one character repeated is named; a varied one is not", () => {
   assert.equal(core.dominantChar("        x       "), " ");
