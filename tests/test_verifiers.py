@@ -236,3 +236,131 @@ def test_weaker_and_lossy_rules():
     assert as_row(first, 6) == (F(7, 16), F(17, 64), 0, F(9, 64), F(5, 32), 0)
     assert v.tv(as_row(first, 6), T[0]) == F(5, 32)
     assert v.extended_tv(v.tokenwise_round_outputs(T, v.argmax_rows(aligned)), T) == 0
+
+
+# ---------------------------------------------------------------- `numbers --json` on profiles it has not seen
+
+
+def brute_block(target, draft):
+    """E[tau] = sum over every draft sequence of its chance times the sum of its running weights."""
+    total = F(0)
+    for xs in itertools.product(*[[x for x, qx in enumerate(q) if qx] for q in draft]):
+        chance, w, weights = F(1), F(1), F(0)
+        for i, x in enumerate(xs):
+            chance *= draft[i][x]
+            w = min(F(1), w * target[i][x] / draft[i][x])
+            weights += w
+        total += chance * weights
+    return total
+
+
+def brute_tree(target, n=16):
+    probs = []
+    for depth in range(1, len(target)):
+        for seq in itertools.product(range(len(target[0])), repeat=depth):
+            p = F(1)
+            for i, x in enumerate(seq):
+                p *= target[i][x]
+            if p:
+                probs.append(p)
+    probs.sort(reverse=True)
+    return [sum(probs[: m + 1]) for m in range(min(n, len(probs)))]
+
+
+def two_guesses(p, q):
+    beta1 = sum(min(a, b) for a, b in zip(p, q))
+    rest = [max(a - b, F(0)) for a, b in zip(p, q)]
+    if sum(rest) == 0:
+        return beta1
+    rest = [r / sum(rest) for r in rest]
+    beta2 = sum(min(a, b) for a, b in zip(rest, q))
+    return 1 - (1 - beta1) * (1 - beta2)
+
+
+def profile_document(rng, vocab, k, den):
+    """Random rows in multiples of 1/den, shaped so that `validate` accepts them: the first draft's first proposal is
+    accepted outright, the second draft's first proposal is a token the target gives probability 0."""
+    target = [list(random_rational_row(rng, vocab, den)) for _ in range(k + 1)]
+    target[0][1] += target[0][0]
+    target[0][0] = F(0)
+    drafts = [[list(random_rational_row(rng, vocab, den)) for _ in range(k)] for _ in range(2)]
+    first = drafts[1][0]
+    if first[0] == 0:
+        j = max(range(vocab), key=lambda x: first[x])
+        first[j] -= F(1, den)
+        first[0] = F(1, den)
+    proposals = [
+        [max((x for x in range(vocab) if r[x]), key=lambda x: target[i][x] / r[x]) for i, r in enumerate(drafts[0])],
+        [0] + [max(range(vocab), key=lambda x: r[x]) for r in drafts[1][1:]],
+    ]
+    return {
+        "version": 1,
+        "tokens": [f"t{i}" for i in range(vocab)],
+        "cost_model": {"draft_step": "1/20", "verify_step": "1"},
+        "target": [[str(x) for x in r] for r in target],
+        "drafts": [
+            {
+                "id": f"d{d}",
+                "name": f"Draft {d}",
+                "description": "random rows",
+                "distributions": [[str(x) for x in r] for r in rows],
+                "proposals": [f"t{x}" for x in props],
+            }
+            for d, (rows, props) in enumerate(zip(drafts, proposals))
+        ],
+    }
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(("vocab", "k", "den"), [(3, 8, 5), (7, 4, 9), (10, 2, 12), (4, 1, 6), (5, 6, 10)])
+def test_numbers_json_on_unseen_profiles(tmp_path, vocab, k, den):
+    import json
+
+    rng = np.random.default_rng(vocab * 100 + k * 10 + den)
+    doc = profile_document(rng, vocab, k, den)
+    path = tmp_path / "unseen.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    checked = run_cli("validate", str(path))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    result = run_cli("numbers", "--data", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    target = [tuple(F(x) for x in r) for r in doc["target"]]
+    assert [F(x) for x in out["target"]["best_tree_accepted"]] == brute_tree(target)
+    for d, row in zip(doc["drafts"], out["profiles"]):
+        draft = [tuple(F(x) for x in r) for r in d["distributions"]]
+        block = brute_block(target, draft)
+        assert F(row["block_expected_accepted"]) == block
+        assert F(row["block_expected_tokens"]) == block + 1
+        assert [F(x) for x in row["two_guess_acceptance"]] == [two_guesses(p, q) for p, q in zip(target, draft)]
+        assert len(row["three_guess_acceptance"]) == k
+
+
+def test_numbers_json_on_the_papers_example(tmp_path):
+    import json
+
+    doc = {
+        "version": 1,
+        "tokens": ["a", "b"],
+        "cost_model": {"draft_step": "0", "verify_step": "1"},
+        "target": [["1/3", "2/3"]] * 3,
+        "drafts": [
+            {
+                "id": "toy",
+                "name": "Toy",
+                "description": "arXiv 2403.10444, section 2",
+                "distributions": [["2/3", "1/3"]] * 2,
+                "proposals": ["a", "a"],
+            }
+        ],
+    }
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    (row,) = json.loads(run_cli("numbers", "--data", str(path), "--json").stdout)["profiles"]
+    assert (row["expected_tokens"], row["block_expected_accepted"]) == ("19/9", "11/9")

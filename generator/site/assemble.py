@@ -49,10 +49,15 @@ def manifest(figures: dict[str, tuple]) -> bytes:
 
 
 def data_files(
-    config: SiteConfig, figures: dict[str, tuple], numbers: list, card: bytes, playground: dict | None
+    config: SiteConfig,
+    figures: dict[str, tuple],
+    numbers: list,
+    card: bytes,
+    playground: dict | None,
+    target: dict | None = None,
 ) -> dict[str, bytes]:
     """The output files no page or template makes: figures, the manifest, the numbers, the data, the card and
-    the playground's models and corpora."""
+    the playground's models and corpora. `target`: the target's own numbers (the best token trees)."""
     from .publish import CARD_FILE, numbers_csv
 
     files: dict[str, bytes] = {}
@@ -61,6 +66,8 @@ def data_files(
         files[f"figures/{name}.dark.svg"] = dark.encode("utf-8")
     files["figures/manifest.json"] = manifest(figures)
     summary: dict[str, Any] = {"profiles": numbers}
+    if target is not None:
+        summary["target"] = target
     if playground is not None:
         from ..playground import corpus_script, models_script
         from ..playground import numbers as playground_numbers

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..model.analysis import target_numbers
 from ..model.config import SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
@@ -65,7 +66,8 @@ def build(
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
-    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground))
+    tree = report.timed("analysis", lambda: target_numbers(profiles.target))
+    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground, tree))
     variables = report.timed("pages", lambda: page_variables(config, facts, figures, playground, info))
     pages = report.timed("pages", lambda: render_pages(root, config, info, variables, files))
     report.pages, report.figures = pages, len(figures)
