@@ -20,6 +20,7 @@ from typing import TypeVar
 import numpy as np
 
 from . import analysis, convergence, montecarlo
+from .beyond import BeyondFacts, beyond_facts
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
@@ -215,6 +216,7 @@ class Facts:
     notable: Mapping[str, Notable]  # each of requirements.AUTHORED_FACTS -> the first authored frame showing it
     lossless_example: LosslessExample
     what_if: WhatIfFacts
+    beyond: BeyondFacts  # block verification, token trees, several guesses, the rule lab (beyond.py)
 
 
 @dataclass(frozen=True)
@@ -583,4 +585,7 @@ def build_facts(profiles: Profiles, config: SiteConfig, memo: Memo = no_memo) ->
         notable=notable,
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
+        beyond=beyond_facts(
+            profiles, config.seeds.authored_round, config.block_round.draft, config.block_round.proposals
+        ),
     )

@@ -229,6 +229,19 @@ def position_outputs(outputs: Outputs, position: int) -> dict[int, Fraction]:
     return {x: p / mass for x, p in sorted(row.items())}
 
 
+def extended_marginal(outputs: Outputs, target_rows: Sequence[Row], position: int) -> Row:
+    """The token at `position` (1-based) once every output is filled out with the target's rows: the output's own
+    token where it reaches that far, the target's row where it stops short."""
+    row = [ZERO] * len(target_rows[0])
+    for key, p in outputs.items():
+        if len(key) >= position:
+            row[key[position - 1]] += p
+        else:
+            for x, px in enumerate(target_rows[position - 1]):
+                row[x] += p * px
+    return tuple(row)
+
+
 def tv(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
     return sum((abs(x - y) for x, y in zip(a, b)), ZERO) / 2
 

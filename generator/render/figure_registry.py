@@ -6,7 +6,8 @@ panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figure
 `panel.figures[key]`), never by spelling its name, and `check` fails on a figure drawn and never
 shown or shown and never drawn.
 
-Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page.
+Adding a figure: a function in figures.py (or "module.function" for one in another module of this package, such
+as figures_verifiers.py), an entry here, a `widget("figure", ...)` on a page.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ class FigureSpec:
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
 
 
-def drawing_function(name: str) -> Callable[..., figures.Figure]:
-    return getattr(importlib.import_module(f"{__package__}.figures"), name)
+def drawing_function(name: str) -> Callable[..., figures.Figure] | None:
+    """A drawing function by name: figures.py's own, or "module.function" for one in another module here."""
+    module, _, function = name.rpartition(".")
+    return getattr(importlib.import_module(f"{__package__}.{module or 'figures'}"), function, None)
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,18 @@ def _exactness(facts: Facts) -> dict:
     return dict(tokens=facts.tokens, panels=panels)
 
 
+def _block_vs_tokenwise(facts: Facts) -> dict:
+    b = facts.beyond
+    return dict(
+        drafts=[(d.name, list(d.tokenwise_by_k), list(d.block_by_k)) for d in b.drafts], ks=list(range(1, b.k + 1))
+    )
+
+
+def _tree_vs_chain(facts: Facts) -> dict:
+    b = facts.beyond
+    return dict(tree=list(b.tree), chains=[(d.name, list(d.tokenwise_by_k), list(d.block_by_k)) for d in b.drafts])
+
+
 REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("timeline", "timeline", "site", _timeline),
     FigureSpec("profile", "profile_bars", "profile", _profile_bars),
@@ -169,6 +184,8 @@ REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
     FigureSpec("roofline", "roofline", "site", _roofline),
     FigureSpec("exactness", "exactness", "site", _exactness),
+    FigureSpec("block-vs-tokenwise", "figures_verifiers.block_vs_tokenwise", "site", _block_vs_tokenwise),
+    FigureSpec("tree-vs-chain", "figures_verifiers.tree_vs_chain", "site", _tree_vs_chain),
 )
 
 

@@ -51,6 +51,7 @@ from .chart import (
     token_grid,
     wrap,
 )
+from .figure_registry import drawing_function
 from .figure_words import Number, count, decimal, exact
 from .palette import ACCEPTED, CARD, DRAFT, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
 
@@ -65,7 +66,7 @@ class Figure:
 
 def draw(job) -> tuple[str, str, str, str, str]:
     """Draw one registry job: (name, light SVG, dark SVG, alt, caption), or FigureError with one line."""
-    function = globals().get(job.ref.function)
+    function = drawing_function(job.ref.function)
     if not callable(function):
         raise FigureError(f"{SOURCE}: {job.name}: no drawing function named {job.ref.function}")
     try:

@@ -23,7 +23,8 @@ DRAWING_CODE = (
     "decimals.py",
     "figure_words.py",
     "palette.py",
-)  # figures.py and what it imports
+    "figures_verifiers.py",
+)  # figures.py and what it imports, and the figures drawn beside it
 
 
 def manifest(figures: dict[str, tuple]) -> bytes:
@@ -103,6 +104,7 @@ def csp_sha256(text: str) -> str:
 
 def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info) -> dict:
     """What every page, widget and the 404 page are rendered with."""
+    from ..render.beyond_view import block_stepper, tree_view
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
     from .publish import CARD_FILE, CARD_SIZE, bibtex, json_for_script
@@ -110,6 +112,7 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
     plan: tuple[FigureRef, ...] = tuple(ref for (*_, ref) in figures.values())
     site = site_view(facts, config.title, plan)
     what_if = editor_data(facts)
+    block_data = block_stepper(facts.beyond)
     variables = {
         "site": site,
         "tokens": facts.tokens,
@@ -128,6 +131,10 @@ def page_variables(config: SiteConfig, facts: Facts, figures: dict[str, tuple], 
         "what_if": what_if,
         "what_if_json": json_for_script(what_if),
         "playground": None,
+        "beyond": facts.beyond,
+        "beyond_tree": tree_view(facts.beyond),
+        "block_stepper": block_data,
+        "block_stepper_json": json_for_script(block_data),
     }
     if playground is not None:
         from ..playground import page_data
@@ -147,7 +154,7 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
     from .publish import sitemap, strict_check
 
     site_src = root / "site_src"
-    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
+    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix, config.beyond)
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
     variables = {**variables, "pages": pages}

@@ -133,7 +133,7 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache) -> tuple[Facts
 def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
     """Each kind's corpus read, its model pair trained and measured (cached by the corpus files' bytes and
     the settings), then priced under the profiles' cost model, which only prices the measured rounds."""
-    if "playground" not in (*config.pages, *config.appendix):
+    if "playground" not in (*config.pages, *config.beyond, *config.appendix):
         return None
     from ..playground import assemble, repriced
     from ..playground.corpus import locate
