@@ -135,6 +135,7 @@ class BeyondFacts:
     worked: WorkedBlock
     paper_tokenwise: Fraction  # arXiv 2403.10444, section 2: two tokens, target (1/3, 2/3), draft (2/3, 1/3)
     paper_block: Fraction
+    typical_keeps_every_allowed: bool  # every token the target allows at a position passes typical acceptance
 
     def draft(self, draft_id: str) -> DraftBeyond:
         return next(d for d in self.drafts if d.id == draft_id)
@@ -306,6 +307,7 @@ def beyond_facts(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
         worked_block(profiles, seed, draft_id, proposals),
         v.tokenwise_expected_accepted((toy_target,) * 3, (toy_draft,) * 2),
         v.block_expected_accepted((toy_target,) * 3, (toy_draft,) * 2),
+        all(ok == (p > 0) for row in target[:k] for ok, p in zip(v.typical_accepts(row), row)),
     )
 
 
