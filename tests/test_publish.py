@@ -87,7 +87,7 @@ def sites(tmp_path_factory):
 
 def pages_of(root: Path) -> list[str]:
     config = load_config(root / "data" / "site.yaml")
-    return [f"{slug}.html" for slug in (*config.pages, *config.appendix)]
+    return [f"{slug}.html" for slug in (*config.pages, *config.beyond, *config.appendix)]
 
 
 SOCIAL = ("og:title", "og:description", "og:image", "og:url", "twitter:card", "twitter:image")
