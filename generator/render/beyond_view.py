@@ -54,7 +54,7 @@ def block_frames(w: WorkedBlock) -> list[dict]:
             "rows": [],
             "notes": [
                 f"The draft proposed {listed}. The block rule walks the positions once, carrying a running weight "
-                "p_i, and keeps the longest prefix whose draw u_i falls at or under its stopping chance h_i.",
+                "pᵢ, and keeps the longest prefix whose draw uᵢ falls at or under its stopping chance hᵢ.",
             ],
         }
     ]

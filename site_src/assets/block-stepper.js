@@ -37,12 +37,15 @@
   function init(root) {
     const script = root.querySelector("#block-stepper-data");
     const stage = root.querySelector("[data-stepper-stage]");
-    if (!script || !stage) return;
-    let data;
+    let data = null;
     try {
       data = JSON.parse(script.textContent);
     } catch (e) {
-      return; // the table stays: the round is readable without the frames
+      data = null;
+    }
+    if (!stage || !data || !Array.isArray(data.frames) || !data.frames.length) {
+      root.classList.add("is-static"); // nothing to play: show the round as the table written for reading without it
+      return;
     }
     const frames = data.frames;
     const status = root.querySelector("[data-stepper-status]");
