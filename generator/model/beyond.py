@@ -136,6 +136,10 @@ class BeyondFacts:
     paper_tokenwise: Fraction  # arXiv 2403.10444, section 2: two tokens, target (1/3, 2/3), draft (2/3, 1/3)
     paper_block: Fraction
     typical_keeps_every_allowed: bool  # every token the target allows at a position passes typical acceptance
+    paper_target: Row = (Fraction(1, 3), Fraction(2, 3))  # the example's rows, the same at both positions
+    paper_draft: Row = (Fraction(2, 3), Fraction(1, 3))
+    typical_epsilon: float = float(v.TYPICAL_EPSILON)  # Medusa's defaults, as the rule lab uses them
+    typical_delta: float = v.TYPICAL_DELTA
 
     def draft(self, draft_id: str) -> DraftBeyond:
         return next(d for d in self.drafts if d.id == draft_id)
@@ -296,7 +300,7 @@ def beyond_facts(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
     small = v.best_tree(target, SMALL_TREE_NODES)
     tokens, mask = v.tree_attention_mask(small)
     parents = small_tree_parents(small)
-    toy_target, toy_draft = (Fraction(1, 3), Fraction(2, 3)), (Fraction(2, 3), Fraction(1, 3))
+    toy_target, toy_draft = BeyondFacts.paper_target, BeyondFacts.paper_draft
     return BeyondFacts(
         k,
         tuple(drafts),
