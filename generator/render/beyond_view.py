@@ -111,7 +111,7 @@ def block_frames(w: WorkedBlock) -> list[dict]:
     kind = "bonus" if w.tau == k else "replacement"
     frames.append(
         {
-            "title": "The bonus token" if w.tau == k else "The correction token",
+            "title": "The next token",
             "chips": _chips(w, w.tau, True),
             "verdict": [kind, f"{'Bonus' if kind == 'bonus' else 'Correction'}: {w.correction}"],
             "rows": [[t, x] for t, x in shares] + [["draw u′", _u(w.correction_u)]],
