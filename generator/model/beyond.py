@@ -132,6 +132,7 @@ class BeyondFacts:
     small_tree: tuple[tuple[str, int | None], ...]  # breadth-first (token, parent index) of the best small tree
     small_tree_mask: tuple[tuple[bool, ...], ...]
     small_tree_value: Fraction
+    small_tree_tv: Fraction  # the small tree's round output against the target, every outcome listed: 0 if exact
     worked: WorkedBlock
     paper_tokenwise: Fraction  # arXiv 2403.10444, section 2: two tokens, target (1/3, 2/3), draft (2/3, 1/3)
     paper_block: Fraction
@@ -308,6 +309,7 @@ def beyond_facts(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
         tuple((profiles.tokens[t], p) for t, p in zip(tokens, parents)),
         tuple(tuple(row) for row in mask),
         v.best_tree_accepted(target, SMALL_TREE_NODES)[-1],
+        v.extended_tv(v.tree_round_outputs(target, small), target),
         worked_block(profiles, seed, draft_id, proposals),
         v.tokenwise_expected_accepted((toy_target,) * 3, (toy_draft,) * 2),
         v.block_expected_accepted((toy_target,) * 3, (toy_draft,) * 2),
