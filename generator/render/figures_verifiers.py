@@ -6,11 +6,12 @@ the alt text and caption written from the same numbers the chart plots.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import matplotlib
 
 from .chart import MARKERS, SERIES_COLOURS, canvas, figure, finish, heading
-from .figure_words import Number, and_, decimal, exact
+from .figure_words import Number, and_, decimal
 from .figures import Figure
 from .palette import INK
 
@@ -63,12 +64,12 @@ def block_vs_tokenwise(
         f"for each draft checked token by token (dashed) and as a block (solid). The block line is never below "
         f"the token-by-token line. {and_(each)}."
     )
+    gaps = [[Fraction(b) - Fraction(t) for t, b in zip(token, block)] for _, token, block in drafts]
+    growing = all(all(x <= y for x, y in zip(g, g[1:])) for g in gaps)
     caption = (
-        "Expected accepted proposals per round, exact, for K = "
-        f"{ks[0]} to {last}: checking the draft as a block never keeps fewer, and its lead grows with K. "
-        + "; ".join(
-            f"{label}: {exact(token[-1])} against {exact(block[-1])} at K = {last}" for label, token, block in drafts
-        )
+        f"Expected accepted proposals per round for K = {ks[0]} to {last}: checking the draft as a block never "
+        f"keeps fewer{', and its lead grows with K' if growing else ''}. At K = {last}, exactly: "
+        + "; ".join(f"{label}, {Fraction(token[-1])} against {Fraction(block[-1])}" for label, token, block in drafts)
         + "."
     )
     return Figure(name, finish(fig, name), alt, caption)
@@ -105,7 +106,7 @@ def tree_vs_chain(
     ax.set_ylabel("expected accepted tokens")
     heading(fig, "A tree of guesses against a sampled chain", handles, labels, most=1)
     k = len(chains[0][1]) if chains else 0
-    at_k = float(tree[k - 1]) if k else 0.0
+    at_k = float(tree[min(k, len(tree)) - 1]) if k else 0.0  # a tree cannot have more nodes than there are
     alt = (
         f"Step chart of the best token tree's expected accepted tokens against its number of nodes, from "
         f"{decimal(tree[0])} with one node to {decimal(tree[-1])} with {len(tree)}. Beside it, each draft's chain "
@@ -119,8 +120,12 @@ def tree_vs_chain(
         + f", against {decimal(at_k)} for the best tree of {k} nodes."
     )
     caption = (
-        f"The best tree of n fixed guesses keeps {exact(tree[0])} token with one node and {exact(tree[-1])} with "
-        f"{len(tree)}; at {k} nodes it keeps {exact(tree[k - 1]) if k else '0'}, while a sampled chain of {k} "
-        "keeps more when its draft is close to the target. Exact values."
+        f"The best tree of n fixed guesses keeps {Fraction(tree[0])} token in expectation with one node and "
+        f"{Fraction(tree[-1])} with {len(tree)}"
+        + (
+            f"; with {k} nodes, {Fraction(tree[min(k, len(tree)) - 1])}, beside a sampled chain of {k} proposals."
+            if k
+            else "."
+        )
     )
     return Figure(name, finish(fig, name), alt, caption)
