@@ -113,3 +113,36 @@ def test_the_part_stays_within_its_reading_budget(site):
     counts = {slug: visible_words((site / f"{slug}.html").read_text(encoding="utf-8")) for slug in CONFIG["beyond"]}
     assert sum(counts.values()) <= PART_BUDGET, counts
     assert counts["block"] + counts["trees"] <= OWN_BUDGET, counts
+
+
+def test_a_profile_too_large_to_list_keeps_its_expectations_and_leaves_the_distances_out():
+    """Eight tokens and K = 8 would be millions of drafts to list: the expectations come from their closed forms."""
+    import numpy as np
+
+    from generator.model.analysis import random_rational_row
+    from generator.model.beyond import beyond_facts
+    from generator.model.profiles import parse_profiles
+
+    rng = np.random.default_rng(8)
+    rows = [random_rational_row(rng, 8, 16) for _ in range(8)]
+    doc = {
+        "version": 1,
+        "tokens": [f"t{i}" for i in range(8)],
+        "cost_model": {"draft_step": "1/10", "verify_step": "1"},
+        "target": [[str(x) for x in random_rational_row(rng, 8, 16)] for _ in range(9)],
+        "drafts": [
+            {
+                "id": "d",
+                "name": "D",
+                "description": "d",
+                "distributions": [[str(x) for x in r] for r in rows],
+                "proposals": [f"t{max(range(8), key=lambda x: r[x])}" for r in rows],
+            }
+        ],
+    }
+    profiles = parse_profiles(doc)
+    (d,) = beyond_facts(profiles, 1, "d", ()).drafts
+    assert not d.lab_listed and d.rule("typical").tv is None
+    assert d.rule("block").expected_accepted == v.block_expected_accepted(
+        profiles.target, profiles.drafts[0].distributions
+    )

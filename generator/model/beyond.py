@@ -7,6 +7,7 @@ round's uniform draws, which are the exact Fractions of a seeded Generator's dou
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -16,6 +17,8 @@ from . import verifiers as v
 from .engine import Row, draw, excess, uniform
 from .profiles import Profiles
 
+ENUMERATION_LIMIT = 20_000  # the most drafts (or target sequences) the rule lab lists one by one
+SUBSET_LIMIT = 16  # the most tokens whose every subset the ceiling for several guesses tries
 TREE_NODES = 16
 SMALL_TREE_NODES = 5
 SEARCH_ROUNDS = 200  # draws searched for a round where the block keeps more than the one-at-a-time check
@@ -31,8 +34,8 @@ class GuessFacts:
     three: Fraction
     two_without: Fraction  # two guesses drawn without replacement
     three_without: Fraction
-    two_optimum: Fraction  # the most any exact verifier of two i.i.d. guesses accepts
-    three_optimum: Fraction
+    two_optimum: Fraction | None  # the most any exact verifier of two i.i.d. guesses accepts (None: too many tokens)
+    three_optimum: Fraction | None
 
 
 @dataclass(frozen=True)
@@ -53,8 +56,8 @@ class RuleFacts:
 
     id: str
     expected_accepted: Fraction
-    tv: Fraction
-    position_tv: tuple[Fraction, ...]  # the same distance position by position (where the output drifts)
+    tv: Fraction | None  # None: too many outcomes to list (an exact rule's is 0 by its proof)
+    position_tv: tuple[Fraction, ...] | None  # the same distance position by position (where the output drifts)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,11 @@ class DraftBeyond:
     def gain(self) -> Fraction:
         """The block's relative gain in accepted proposals over the one-at-a-time rule."""
         return self.block / self.tokenwise - 1
+
+    @property
+    def lab_listed(self) -> bool:
+        """Whether the rule lab listed every outcome (and so has every distance)."""
+        return all(r.tv is not None for r in self.rules)
 
     def rule(self, rule_id: str) -> RuleFacts:
         return next(r for r in self.rules if r.id == rule_id)
@@ -154,8 +162,8 @@ def guess_facts(target: Row, draft: Row, position: int) -> GuessFacts:
         v.rrs_acceptance(target, draft, 3),
         v.without_replacement_acceptance(target, draft, 2),
         v.without_replacement_acceptance(target, draft, 3),
-        v.optimal_iid_acceptance(target, draft, 2),
-        v.optimal_iid_acceptance(target, draft, 3),
+        v.optimal_iid_acceptance(target, draft, 2) if len(target) <= SUBSET_LIMIT else None,
+        v.optimal_iid_acceptance(target, draft, 3) if len(target) <= SUBSET_LIMIT else None,
     )
 
 
@@ -181,11 +189,30 @@ def wide_chains(guesses: tuple[GuessFacts, ...]) -> tuple[WideChain, ...]:
     )
 
 
+def outcomes(rows) -> int:
+    """How many token sequences the rows give positive probability: what listing every outcome walks."""
+    return math.prod(sum(1 for p in row if p) for row in rows)
+
+
 def rule_facts(target_rows, draft_rows) -> tuple[RuleFacts, ...]:
-    """The rule lab: each rule's round output enumerated exactly and measured against the target."""
+    """The rule lab: each rule's round output enumerated exactly and measured against the target. Where there are
+    more than ENUMERATION_LIMIT drafts or target sequences to list, the expectations come from their closed forms
+    and the distances are left out (None)."""
     k = len(draft_rows)
     exact_match = v.exact_match_expected_accepted(target_rows, draft_rows)
     one_hot = v.argmax_rows(draft_rows)
+    if max(outcomes(draft_rows), outcomes(target_rows)) > ENUMERATION_LIMIT:
+        typical = chained(
+            sum((q for q, ok in zip(d, v.typical_accepts(t)) if ok), Fraction(0))
+            for t, d in zip(target_rows, draft_rows)
+        )
+        return (
+            RuleFacts("tokenwise", v.tokenwise_expected_accepted(target_rows, draft_rows), Fraction(0), None),
+            RuleFacts("block", v.block_expected_accepted(target_rows, draft_rows), Fraction(0), None),
+            RuleFacts("exact-match", exact_match, Fraction(0), None),
+            RuleFacts("argmax", v.tokenwise_expected_accepted(target_rows, one_hot), Fraction(0), None),
+            RuleFacts("typical", typical, None, None),
+        )
     outputs = {
         "tokenwise": v.tokenwise_round_outputs(target_rows, draft_rows),
         "block": v.block_round_outputs(target_rows, draft_rows),
