@@ -81,11 +81,16 @@ def visible_words(html: str) -> int:
     return len(WORD.findall("".join(parser.parts)))
 
 
-def reading_order(build: Path) -> tuple[list[str], list[str]]:
-    """The main path and the appendix, as the navigation lists them (so this needs no config parsing)."""
+def _groups(build: Path) -> list[tuple[str, list[str]]]:
+    """Each list of the navigation: its data-nav name and its pages, in order."""
     html = (build / "index.html").read_text(encoding="utf-8")
     groups = re.findall(r'<ol class="nav-list[^"]*"[^>]*data-nav="(\w+)"[^>]*>(.*?)</ol>', html, re.S)
-    found = {name: re.findall(r'href="([^"#]+)\.html"', body) for name, body in groups}
+    return [(name, re.findall(r'href="([^"#]+)\.html"', body)) for name, body in groups]
+
+
+def reading_order(build: Path) -> tuple[list[str], list[str]]:
+    """The main path and the appendix, as the navigation lists them (so this needs no config parsing)."""
+    found = dict(_groups(build))
     return found.get("main", []), found.get("appendix", [])
 
 
@@ -94,7 +99,8 @@ def main(argv: list[str]) -> int:
     main_path, appendix = reading_order(build)
     if not main_path:  # a build from before the appendix existed: every page is on the main path
         main_path = [p.stem for p in sorted(build.glob("*.html")) if p.stem != "404"]
-    for label, slugs in (("main path", main_path), ("appendix", appendix)):
+    beyond = [slug for name, slugs in _groups(build) if name == "beyond" for slug in slugs]
+    for label, slugs in (("main path", main_path), ("beyond", beyond), ("appendix", appendix)):
         total = 0
         for slug in slugs:
             n = visible_words((build / f"{slug}.html").read_text(encoding="utf-8"))

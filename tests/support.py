@@ -57,7 +57,8 @@ def built_copy(folder: Path, cache: Path | None = None, monte_carlo_rounds: int 
 
 
 def only_page(project: Path, body: str) -> None:
-    """Make `project` a site of one page, index.md, whose body is `body` (the other pages and the appendix go)."""
+    """Make `project` a site of one page, index.md, whose body is `body` (the other pages, the beyond part and the
+    appendix go)."""
     pages = project / "site_src" / "pages"
     (pages / "index.md").write_text(f"---\ntitle: T\n---\nfirst line\n\n{body}\n", encoding="utf-8")
     for extra in pages.glob("*.md"):
@@ -67,9 +68,10 @@ def only_page(project: Path, body: str) -> None:
     text = config.read_text(encoding="utf-8")
     start = text.index("\npages:")
     text = text[:start] + "\npages:\n  - index" + text[text.index("\n\n", start + 1) :]
-    if "\nappendix:" in text:
-        start = text.index("\nappendix:")
-        text = text[:start] + text[text.index("\n\n", start + 1) :]
+    for part in ("\nbeyond:", "\nappendix:"):
+        if part in text:
+            start = text.index(part)
+            text = text[:start] + text[text.index("\n\n", start + 1) :]
     config.write_text(text, encoding="utf-8")
 
 

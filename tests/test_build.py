@@ -76,7 +76,7 @@ def test_a_build_writes_every_listed_page_its_figures_a_manifest_and_a_404_page(
     root, report, _ = site
     out = root / "build"
     settings = yaml.safe_load((root / "data" / "site.yaml").read_text())
-    slugs = settings["pages"] + settings.get("appendix", [])
+    slugs = settings["pages"] + settings.get("beyond", []) + settings.get("appendix", [])
     for slug in slugs:
         assert (out / f"{slug}.html").is_file()
     assert (out / "404.html").is_file() and (out / "numbers.json").is_file()

@@ -87,7 +87,7 @@ def sites(tmp_path_factory):
 
 def pages_of(root: Path) -> list[str]:
     config = load_config(root / "data" / "site.yaml")
-    return [f"{slug}.html" for slug in (*config.pages, *config.appendix)]
+    return [f"{slug}.html" for slug in (*config.pages, *config.beyond, *config.appendix)]
 
 
 SOCIAL = ("og:title", "og:description", "og:image", "og:url", "twitter:card", "twitter:image")
@@ -236,7 +236,8 @@ def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites)
             r'<figure class="figure" id="figure-([^"]+)">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S
         ):
             assert f'<a href="figures/{name}.svg"' in body
-            assert f"<code>{manifest[name]['inputs']['function']}()</code>" in body
+            module, _, function = manifest[name]["inputs"]["function"].rpartition(".")
+            assert f"<code>{function}()</code> in <code>generator/render/{module or 'figures'}.py</code>" in body
             seen += 1
     assert seen >= len(manifest)
 

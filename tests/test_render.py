@@ -97,10 +97,11 @@ def only_page(project: Path, body: str) -> None:
     start = text.index("\npages:")
     end = text.index("\n\n", start + 1)
     text = text[:start] + "\npages:\n  - index" + text[end:]
-    if "\nappendix:" in text:
-        start = text.index("\nappendix:")
-        end = text.index("\n\n", start + 1)
-        text = text[:start] + text[end:]
+    for part in ("\nbeyond:", "\nappendix:"):
+        if part in text:
+            start = text.index(part)
+            end = text.index("\n\n", start + 1)
+            text = text[:start] + text[end:]
     config.write_text(text, encoding="utf-8")
 
 

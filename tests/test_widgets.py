@@ -69,6 +69,7 @@ def build_fixture_site(workdir: Path) -> Path:
     settings = yaml.safe_load(config.read_text(encoding="utf-8"))
     settings["pages"] = list(PAGES)
     settings["appendix"] = []
+    settings["beyond"] = []
     config.write_text(yaml.safe_dump(settings, sort_keys=False, allow_unicode=True), encoding="utf-8")
     build(workdir, workdir / "site")
     return workdir / "site"

@@ -22,7 +22,7 @@ def run(args) -> int:
     profiles = load_profiles(args.data)
     rows = analysis.numbers_table(profiles, args.seed)
     if args.json:
-        print(json.dumps({"profiles": rows}, indent=2))
+        print(json.dumps({"profiles": rows, "target": analysis.target_numbers(profiles.target)}, indent=2))
         return 0
     cost = profiles.cost_model
     print(
@@ -38,4 +38,10 @@ def run(args) -> int:
         print(f"  expected tokens per round: {e} = {fixed(e, 4)}")
         print(f"  speedup: {s} = {fixed(s, 4)}x")
         print(f"  frames in the authored round: {row['frame_count']}")
+        b = Fraction(row["block_expected_accepted"])
+        print(f"  expected accepted proposals, checked as a block: {b} = {fixed(b, 4)}")
+        print("  acceptance with two guesses per position: " + ", ".join(row["two_guess_acceptance"]))
+        print("  acceptance with three guesses per position: " + ", ".join(row["three_guess_acceptance"]))
+    tree = analysis.target_numbers(profiles.target)["best_tree_accepted"]
+    print(f"\ntarget: the best token tree of n = 1..{len(tree)} nodes keeps, in expectation: " + ", ".join(tree))
     return 0

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import verifiers
 from .engine import Row, excess, overlap, run_round
 
 
@@ -196,5 +197,26 @@ def numbers_table(profiles, seed: int) -> list[dict]:
         n = summarize(d.id, profiles.target, d.distributions, profiles.cost_model)
         authored = run_round(profiles.target, d.distributions, np.random.default_rng(seed), d.proposals)
         dist, frames = n.round_length_distribution, len(authored.frames)
-        rows.append(numbers_row(d.id, n.accept_rates, dist, n.expected_tokens, n.speedup, frames))
+        row = numbers_row(d.id, n.accept_rates, dist, n.expected_tokens, n.speedup, frames)
+        rows.append({**row, **verifier_numbers(profiles.target, d.distributions)})
     return rows
+
+
+def verifier_numbers(target_rows: Sequence[Row], draft_rows: Sequence[Row]) -> dict:
+    """One draft's figures beyond token-by-token checking, as fraction strings: block verification's expected
+    accepted proposals and tokens per round, and per position the acceptance chance of two and three guesses
+    checked in turn against the running residual (recursive rejection sampling)."""
+    block = verifiers.block_expected_accepted(target_rows, draft_rows)
+    pairs = list(zip(target_rows, draft_rows))
+    return {
+        "block_expected_accepted": str(block),
+        "block_expected_tokens": str(block + 1),
+        "two_guess_acceptance": [str(verifiers.rrs_acceptance(t, q, 2)) for t, q in pairs],
+        "three_guess_acceptance": [str(verifiers.rrs_acceptance(t, q, 3)) for t, q in pairs],
+    }
+
+
+def target_numbers(target_rows: Sequence[Row], max_nodes: int = 16) -> dict:
+    """The target's figures: the best token tree's expected accepted tokens for n = 1..max_nodes nodes (or every
+    node there is), as fraction strings."""
+    return {"best_tree_accepted": [str(x) for x in verifiers.best_tree_accepted(target_rows, max_nodes)]}

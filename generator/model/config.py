@@ -87,6 +87,15 @@ class WhatIf:
 
 
 @dataclass(frozen=True)
+class BlockRound:
+    """The worked round the block stepper plays: a draft's id and the proposals it makes (token labels). Where the
+    profiles have no such draft or the draft could not make these proposals, its first draft's own are used."""
+
+    draft: str = "divergent"
+    proposals: tuple[str, ...] = ("cat", "cat", "sat", "on", "the")
+
+
+@dataclass(frozen=True)
 class RooflineSource:
     label: str
     url: str = ""
@@ -145,13 +154,15 @@ class SiteConfig:
     site_url: str = ""  # where the site is published; GENERATOR_SITE_URL overrides it (see publish.py)
     profiles: str = "profiles.v1.json"
     pages: tuple[str, ...] = ()  # the main reading path
-    appendix: tuple[str, ...] = ()  # proofs and checks in full, listed after the main path
+    beyond: tuple[str, ...] = ()  # past one token at a time: other verifiers, listed after the main path
+    appendix: tuple[str, ...] = ()  # proofs and checks in full, listed after the main path and the beyond part
     seeds: Seeds = field(default_factory=Seeds)
     monte_carlo: MonteCarlo = field(default_factory=MonteCarlo)
     roofline: Roofline = field(default_factory=Roofline)
     playground: Playground = field(default_factory=Playground)
     speedup: Speedup = field(default_factory=Speedup)
     what_if: WhatIf = field(default_factory=WhatIf)
+    block_round: BlockRound = field(default_factory=BlockRound)
     source: str = "<defaults>"
 
     def profiles_path(self) -> Path:
@@ -232,6 +243,7 @@ _NESTED = MappingProxyType(
         "CorpusSettings": CorpusSettings,
         "Speedup": Speedup,
         "WhatIf": WhatIf,
+        "BlockRound": BlockRound,
         "Seeds": Seeds,
         "MonteCarlo": MonteCarlo,
         "Roofline": Roofline,

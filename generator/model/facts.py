@@ -21,6 +21,7 @@ import numpy as np
 
 from ..decimals import nearest  # the one rounding rule, the pages' too
 from . import analysis, convergence, montecarlo
+from .beyond import BeyondFacts, beyond_facts
 from .config import RooflineSource, SiteConfig
 from .convergence import ConvergenceCase, PositionCheck
 from .engine import ACCEPTED, REJECTED, Round, Verdict, accept_probability, excess, overlap, residual, run_round
@@ -221,6 +222,7 @@ class Facts:
     notable: Mapping[str, Notable]  # each of requirements.AUTHORED_FACTS -> the first authored frame showing it
     lossless_example: LosslessExample
     what_if: WhatIfFacts
+    beyond: BeyondFacts  # block verification, token trees, several guesses, the rule lab (beyond.py)
     practice: PracticeFacts | None = None  # the page "In practice", when the site has it
 
 
@@ -607,6 +609,9 @@ def build_facts(
         notable=notable,
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
+        beyond=beyond_facts(
+            profiles, config.seeds.authored_round, config.block_round.draft, config.block_round.proposals
+        ),
         practice=None
         if practice is None
         else practice_facts(

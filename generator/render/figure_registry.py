@@ -7,7 +7,7 @@ panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figure
 shown or shown and never drawn.
 
 Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page. A function in a
-module of its own (figure_timeline.py) is named by its spec's `module`.
+module of its own (figure_timeline.py, figures_practice.py, figures_verifiers.py) is named by its spec's `module`.
 """
 
 from __future__ import annotations
@@ -192,6 +192,18 @@ def _batch_speedup(facts: Facts, practice: PracticeFacts) -> dict:
     )
 
 
+def _block_vs_tokenwise(facts: Facts) -> dict:
+    b = facts.beyond
+    return dict(
+        drafts=[(d.name, list(d.tokenwise_by_k), list(d.block_by_k)) for d in b.drafts], ks=list(range(1, b.k + 1))
+    )
+
+
+def _tree_vs_chain(facts: Facts) -> dict:
+    b = facts.beyond
+    return dict(tree=list(b.tree), chains=[(d.name, list(d.tokenwise_by_k), list(d.block_by_k)) for d in b.drafts])
+
+
 REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("timeline", "timeline", "site", _timeline, module="figure_timeline"),
     FigureSpec("profile", "profile_bars", "profile", _profile_bars),
@@ -205,6 +217,8 @@ REGISTRY: tuple[FigureSpec, ...] = (
     FigureSpec("exactness", "exactness", "site", _exactness),
     FigureSpec("k-sweep", "k_sweep", "practice", _k_sweep, "figures_practice"),
     FigureSpec("batch-speedup", "batch_speedup", "practice", _batch_speedup, "figures_practice"),
+    FigureSpec("block-vs-tokenwise", "block_vs_tokenwise", "site", _block_vs_tokenwise, "figures_verifiers"),
+    FigureSpec("tree-vs-chain", "tree_vs_chain", "site", _tree_vs_chain, "figures_verifiers"),
 )
 
 

@@ -51,7 +51,7 @@ class Page:
     description: str
     markdown: str
     body_line: int  # the source line the Markdown body starts on, for error messages
-    part: str = "main"  # "main" (the reading path) or "appendix"
+    part: str = "main"  # "main" (the reading path), "beyond" (other verifiers) or "appendix"
     html: str = ""
     headings: list[Heading] = field(default_factory=list)
     shows_numbers: bool = False
@@ -155,13 +155,18 @@ def load_page(path: Path, part: str = "main") -> Page:
 
 
 def load_pages(
-    pages_dir: Path, order: tuple[str, ...], config_source: str, appendix: tuple[str, ...] = ()
+    pages_dir: Path,
+    order: tuple[str, ...],
+    config_source: str,
+    appendix: tuple[str, ...] = (),
+    beyond: tuple[str, ...] = (),
 ) -> list[Page]:
-    """The main path then the appendix, in reading order; every Markdown file must be listed once, every listed
-    page must exist, and no two pages may write the same output file."""
+    """The main path, the part beyond it, then the appendix, in reading order; every Markdown file must be listed
+    once, every listed page must exist, and no two pages may write the same output file."""
     found = {p.stem: p for p in sorted(pages_dir.glob("*.md"))}
     first: dict[str, str] = {}
-    for key, slugs in (("pages", order), ("appendix", appendix)):
+    parts = (("pages", order), ("beyond", beyond), ("appendix", appendix))
+    for key, slugs in parts:
         for i, slug in enumerate(slugs):
             if slug in first:
                 raise PageError(f"{config_source}: {key}[{i}]: {shown(slug)} is listed twice (first as {first[slug]})")
@@ -172,10 +177,10 @@ def load_pages(
                 f"{config_source}: {key}: {shown(missing[0])} is listed but "
                 f"{pages_dir / (missing[0] + '.md')} does not exist"
             )
-    unlisted = sorted(set(found) - set(order) - set(appendix))
+    unlisted = sorted(set(found) - set(order) - set(beyond) - set(appendix))
     if unlisted:
-        raise PageError(f"{found[unlisted[0]]}: not listed under 'pages' or 'appendix' in {config_source}")
-    pages = [load_page(found[slug]) for slug in order] + [load_page(found[slug], "appendix") for slug in appendix]
+        raise PageError(f"{found[unlisted[0]]}: not listed under 'pages', 'beyond' or 'appendix' in {config_source}")
+    pages = [load_page(found[slug], "main" if key == "pages" else key) for key, slugs in parts for slug in slugs]
     owner: dict[str, Page] = {}
     for page in pages:
         if page.url in owner:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model import analysis, convergence
+from ..model import analysis, convergence, verifiers
 from ..model.engine import Row, accept_probability, residual
 from ..model.facts import checked_speedup
 from ..model.profiles import MAX_TERM, CostModel
@@ -69,6 +69,9 @@ def numbers(
         "expected_tokens": fraction_text(n.expected_tokens),
         "round_cost": fraction_text(n.round_cost),
         "speedup": fraction_text(n.speedup),
+        "block_expected_accepted": fraction_text(block := verifiers.block_expected_accepted(t, d)),
+        "block_expected_tokens": fraction_text(block + 1),
+        "block_speedup": fraction_text((block + 1) / n.round_cost),
     }
 
 
@@ -158,6 +161,8 @@ def shipped_cases(profiles) -> list[dict]:
             profiles.target, draft.distributions, draft.proposals, profiles.k, cost.draft_step, cost.verify_step
         )
         for key in ("accept_rates", "round_length_distribution", "expected_tokens", "speedup"):
+            assert nums[key] == table[draft.id][key], f"{draft.id}: {key} differs from numbers_table"
+        for key in ("block_expected_accepted", "block_expected_tokens"):
             assert nums[key] == table[draft.id][key], f"{draft.id}: {key} differs from numbers_table"
         cases.append({"id": f"shipped-{draft.id}", "state": doc, "numbers": nums})
     return cases

@@ -25,7 +25,8 @@ DRAWING_CODE = (
     "decimals.py",
     "figure_words.py",
     "palette.py",
-)  # figures.py and what it imports
+    "figures_verifiers.py",
+)  # figures.py and what it imports, and the figures drawn beside it
 
 
 def manifest(figures: dict[str, tuple]) -> bytes:
@@ -57,10 +58,11 @@ def data_files(
     card: bytes,
     playground: dict | None,
     practice: Path | None = None,
+    target: dict | None = None,
 ) -> dict[str, bytes]:
     """The output files no page or template makes: figures, the manifest, the numbers, the data (the profiles
     and, when the site quotes engines, `practice`, the sourced file the quotes come from), the card and the
-    playground's models and corpora."""
+    playground's models and corpora. `target`: the target's own numbers (the best token trees)."""
     from .publish import CARD_FILE, numbers_csv
 
     files: dict[str, bytes] = {}
@@ -69,6 +71,8 @@ def data_files(
         files[f"figures/{name}.dark.svg"] = dark.encode("utf-8")
     files["figures/manifest.json"] = manifest(figures)
     summary: dict[str, Any] = {"profiles": numbers}
+    if target is not None:
+        summary["target"] = target
     if playground is not None:
         from ..playground import corpus_script, models_script
         from ..playground import numbers as playground_numbers
@@ -108,6 +112,7 @@ def page_variables(
     config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info, practice=None
 ) -> dict:
     """What every page, widget and the 404 page are rendered with."""
+    from ..render.beyond_view import block_stepper, tree_view
     from ..render.sandbox import plain
     from ..render.views import site_view, stepper_data, stepper_profiles
     from ..render.whatif import editor_data
@@ -116,6 +121,7 @@ def page_variables(
     plan: tuple[FigureRef, ...] = tuple(ref for (*_, ref) in figures.values())
     site = site_view(facts, config.title, plan)
     what_if = editor_data(facts)
+    block_data = block_stepper(facts.beyond)
     variables = {
         "site": site,
         "tokens": facts.tokens,
@@ -142,6 +148,10 @@ def page_variables(
         "playground": None,
         "practice": facts.practice,
         "practice_figures": {ref.key: ref.name for ref in plan if ref.each == "practice"},
+        "beyond": facts.beyond,
+        "beyond_tree": tree_view(facts.beyond),
+        "block_stepper": block_data,
+        "block_stepper_json": json_for_script(block_data),
     }
     if playground is not None:
         from ..playground import page_data, plain
@@ -161,7 +171,7 @@ def render_pages(root: Path, config: SiteConfig, info, variables: dict, files: d
     from .publish import sitemap, strict_check
 
     site_src = root / "site_src"
-    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix)
+    pages = load_pages(site_src / "pages", config.pages, config.source, config.appendix, config.beyond)
     env = environment(site_src / "templates")
     env.filters["csp_sha256"] = csp_sha256
     variables = {**variables, "pages": [page_view(p) for p in pages]}

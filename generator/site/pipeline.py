@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..model.analysis import target_numbers
 from ..model.config import ConfigError, SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
@@ -65,8 +66,9 @@ def build(
     figures = report.timed("figures", lambda: draw_figures(facts, cache, progress, config.profiles_path()))
     card = report.timed("figures", lambda: social_card(config, facts, cache))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
+    tree = report.timed("analysis", lambda: target_numbers(profiles.target))
     quoted = Path(practice.path) if practice is not None else None  # published beside the profiles
-    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground, quoted))
+    files = report.timed("pages", lambda: data_files(config, figures, numbers, card, playground, quoted, tree))
     variables = report.timed("pages", lambda: page_variables(config, facts, figures, playground, info, quoted))
     pages = report.timed("pages", lambda: render_pages(root, config, info, variables, files))
     report.pages, report.figures = pages, len(figures)
@@ -155,7 +157,7 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
 def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
     """Each kind's corpus read, its model pair trained and measured (cached by the corpus files' bytes and
     the settings), then priced under the profiles' cost model, which only prices the measured rounds."""
-    if "playground" not in (*config.pages, *config.appendix):
+    if "playground" not in (*config.pages, *config.beyond, *config.appendix):
         return None
     from ..playground import assemble, repriced
     from ..playground.corpus import locate

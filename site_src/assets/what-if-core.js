@@ -165,6 +165,29 @@
 
   const roundCost = (k, draftStep, verifyStep) => add(mul(fromInt(k), draftStep), verifyStep);
 
+  // Block verification (Sun et al., arXiv 2403.10444), as generator/model/verifiers.py computes it: expected
+  // accepted proposals = sum_i E_{x ~ q}[p_i], the running weight p_i = min(p_{i-1} p(x_i) / q(x_i), 1), p_0 = 1,
+  // followed through its distribution from position to position (a map from each weight to its chance).
+  function blockExpectedAccepted(target, draft) {
+    let states = new Map([[format(ONE), [ONE, ONE]]]);
+    let total = ZERO;
+    draft.forEach((row, i) => {
+      const next = new Map();
+      for (const [w, pw] of states.values()) {
+        row.forEach((q, x) => {
+          if (q.n === 0n) return;
+          const v = min(div(mul(w, target[i][x]), q), ONE);
+          const key = format(v);
+          const before = next.get(key);
+          next.set(key, [v, before ? add(before[1], mul(pw, q)) : mul(pw, q)]);
+        });
+      }
+      states = next;
+      for (const [w, pw] of states.values()) total = add(total, mul(w, pw));
+    });
+    return total;
+  }
+
   // Everything the editor shows for a valid state, as fractions (residuals may hold null).
   function compute(state) {
     const k = state.k;
@@ -179,7 +202,12 @@
       throw new Error("the two derivations of the expected tokens disagree");
     }
     const cost = roundCost(k, state.cost.draftStep, state.cost.verifyStep);
-    return { k, acceptRates, residuals, proposalAccept, dist, expected, cost, speedup: div(expected, cost) };
+    const blockAccepted = blockExpectedAccepted(target, draft);
+    const blockExpected = add(blockAccepted, ONE);
+    return {
+      k, acceptRates, residuals, proposalAccept, dist, expected, cost, speedup: div(expected, cost),
+      blockAccepted, blockExpected, blockSpeedup: div(blockExpected, cost),
+    };
   }
 
   // --- the closed form for one acceptance rate (Leviathan et al., 2023) ------------------------
@@ -402,7 +430,7 @@
     LIMITS, PREFIX,
     frac, fromInt, ZERO, ONE, add, sub, mul, div, cmp, eq, min, max, sum, pow, format, toNumber, parseFraction, rebalance,
     acceptanceRate, excess, residual, acceptProbability, roundLengthDistribution, expectedTokens,
-    expectedTokensFromPartialProducts, roundCost, compute,
+    expectedTokensFromPartialProducts, roundCost, blockExpectedAccepted, compute,
     leviathanSpeedup, bestDraftLength, printedTies, speedupCurve,
     validate, parseFragment, toDocument, fragmentFor,
   };

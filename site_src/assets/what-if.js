@@ -297,6 +297,8 @@
       ui.summary.replaceChildren(
         el("dt", {}, "Expected tokens per round, ", el("var", { text: "E" }), "[", el("var", { text: "N" }), "]"),
         el("dd", {}, readout("expected-tokens", r.expected, { digits: 2 })),
+        el("dt", {}, "Expected tokens per round if the same draft is checked as a block"),
+        el("dd", {}, readout("block-expected-tokens", r.blockExpected, { digits: 2 })),
         el("dt", {}, "Round cost, in target steps (", el("var", { text: "K" }), el("var", { text: "c" }), " + verification)"),
         el("dd", {}, readout("round-cost", r.cost, { digits: 2 })),
         el("dt", { text: "Speedup over plain decoding" }),

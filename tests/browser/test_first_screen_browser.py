@@ -69,7 +69,7 @@ def test_the_check_fails_a_page_whose_first_picture_is_below_the_screen(phone):
     assert phone.evaluate(FIRST_PICTURE) >= PHONE["height"]
 
 
-@pytest.mark.parametrize("slug", CONFIG["pages"] + CONFIG["appendix"])
+@pytest.mark.parametrize("slug", CONFIG["pages"] + CONFIG.get("beyond", []) + CONFIG["appendix"])
 def test_no_line_starts_with_punctuation_a_formula_pushed_down(phone, origin, slug):
     phone.goto(f"{origin}/{slug}.html")
     assert phone.evaluate(STRANDED) == [], slug

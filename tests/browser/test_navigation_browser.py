@@ -22,7 +22,7 @@ def phone(browser, request):
     context.close()
 
 
-@pytest.mark.parametrize("slug", CONFIG["pages"] + CONFIG["appendix"])
+@pytest.mark.parametrize("slug", CONFIG["pages"] + CONFIG.get("beyond", []) + CONFIG["appendix"])
 def test_the_first_phone_screen_shows_the_title_and_the_start_of_the_text(phone, origin, slug):
     phone.goto(f"{origin}/{slug}.html")
     title = phone.locator("main h1").bounding_box()
@@ -39,7 +39,7 @@ def test_the_section_list_opens_on_request_without_script(browser, origin):
     assert not pg.locator(".nav-list[data-nav='main'] a").first.is_visible()
     pg.click(".nav-disclosure > summary")
     links = pg.locator(".site-nav a")
-    assert links.count() == len(CONFIG["pages"]) + len(CONFIG["appendix"])
+    assert links.count() == len(CONFIG["pages"]) + len(CONFIG.get("beyond", [])) + len(CONFIG["appendix"])
     assert links.first.is_visible() and pg.locator(".nav-appendix-title").is_visible()
     assert pg.locator(".site-nav a[aria-current='page']").inner_text() == pg.locator("main h1").inner_text()
     context.close()

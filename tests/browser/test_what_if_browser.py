@@ -139,6 +139,7 @@ def assert_matches_engine(page, tmp_path, state: dict | None = None) -> dict:
     assert [got[f"p-n-{n}"] for n in range(1, k + 2)] == want["round_length_distribution"]
     assert got["expected-tokens"] == want["expected_tokens"]
     assert got["speedup"] == want["speedup"]
+    assert got["block-expected-tokens"] == want["block_expected_tokens"]  # block verification, beside it
     return got
 
 

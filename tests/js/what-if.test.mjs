@@ -69,6 +69,9 @@ test("every exact number of every case equals the Python engine's", () => {
     assert.equal(F(got.expected), want.expected_tokens, `${c.id}: expected tokens`);
     assert.equal(F(got.cost), want.round_cost, `${c.id}: round cost`);
     assert.equal(F(got.speedup), want.speedup, `${c.id}: speedup`);
+    assert.equal(F(got.blockAccepted), want.block_expected_accepted, `${c.id}: block, accepted proposals`);
+    assert.equal(F(got.blockExpected), want.block_expected_tokens, `${c.id}: block, expected tokens`);
+    assert.equal(F(got.blockSpeedup), want.block_speedup, `${c.id}: block, speedup`);
   }
 });
 
