@@ -37,7 +37,7 @@ READING_ORDER = [
     "playground",
     "limits",
 ]
-APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference", "practice"]
+APPENDIX = ["guarantees", "tokens-per-round", "cost", "positions-reference"]
 
 # --- the hand-typed number checker ---------------------------------------------------------------
 
