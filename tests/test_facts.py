@@ -198,16 +198,21 @@ LAYERS = {  # module -> the generator modules it may import
     "readers": {"errors"},
     "engine": set(),
     "requirements": {"engine", "profiles", "readers", "playground"},  # what the pages need of the data
-    "analysis": {"engine"},  # exact numbers
+    "analysis": {"engine", "verifiers"},  # exact numbers
+    "verifiers": {"engine"},  # block verification, trees, several guesses: exact, pure
+    "beyond": {"engine", "profiles", "verifiers"},  # the facts of the part beyond the main path
+    "block_batch": {"montecarlo"},  # block verification for many rounds at once, in floats (the playground)
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
+    "checks": {"analysis", "config", "convergence", "montecarlo", "profiles"},  # the Monte Carlo's facts
     "facts": {
         "analysis",
+        "beyond",
+        "checks",
         "config",
         "convergence",
         "decimals",
         "engine",
-        "montecarlo",
         "practice",
         "profiles",
         "requirements",
@@ -222,6 +227,7 @@ LAYERS = {  # module -> the generator modules it may import
     "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
     "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
+    "figures_verifiers": {"chart", "figure_words", "figures", "palette"},  # the beyond part's charts
     "figure_registry": {"digest", "facts", "figures", "practice"},
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
