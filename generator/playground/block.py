@@ -40,8 +40,9 @@ def one_hot_rows(rows: np.ndarray) -> np.ndarray:
 def play_rounds(
     target: Model, draft: Model, contexts: np.ndarray, k: int, temperature: float, rng: np.random.Generator
 ):
-    """K draft proposals per context row and both models' rows along them: (ratios (n, K), target rows p_1..p_{K+1},
-    draft rows q_1..q_K, each (n, V)), at the temperature (0: greedy, one-hot rows at each argmax)."""
+    """K draft proposals per context row and both models' rows along them: (ratios (n, K), target rows p_1..p_K,
+    draft rows q_1..q_K, each (n, V)), at the temperature (0: greedy, one-hot rows at each argmax). The target's row
+    after the K-th proposal, p_{K+1}, is not made: counting the proposals kept (kept_block) never reads it."""
     from . import tempered  # the page's tempering, once per kept context
 
     greedy = temperature == 0
@@ -63,8 +64,6 @@ def play_rounds(
         draft_rows.append(q)
         picks.append(x)
         codes = np.concatenate([codes, x[:, None]], axis=1)
-    p = t_model.rows(codes)
-    target_rows.append(one_hot_rows(p) if greedy else p)
     index = np.arange(n)
     ratios = np.stack([target_rows[i][index, picks[i]] / draft_rows[i][index, picks[i]] for i in range(k)], axis=1)
     return ratios, target_rows, draft_rows
