@@ -115,7 +115,7 @@ def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
 
 def load_practice_data(config: SiteConfig):
     """data/practice.yaml, beside site.yaml, when the site has the page that quotes it."""
-    if "practice" not in (*config.pages, *config.appendix):
+    if "practice" not in (*config.pages, *config.beyond, *config.appendix):
         return None
     from ..model.practice import load_practice
 
