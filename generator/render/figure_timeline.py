@@ -121,7 +121,7 @@ def timeline(
     ax.set_xlim(0, float(span))
     ax.set_ylim(0, sum(heights))
     target = {"facecolor": TARGET, "edgecolor": CARD, "linewidth": 1.0}
-    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "...."}
+    drafting = {"facecolor": "none", "edgecolor": DRAFT, "linewidth": 0.8, "hatch": "///"}
     unit = room / float(span)  # points per pass, about
 
     def target_pass(x: float, y: float, width: float, text: str) -> None:

@@ -320,13 +320,13 @@ def timeline_words(rounds, k, plain, draft_step, lanes, span, passes) -> tuple[s
     alt = (
         f"Timeline over the same {span_text} target passes for each lane. Top lane, plain decoding: one pass per "
         f"token, {exact(plain)} tokens. Below, one lane per draft: {rounds} rounds, each {k} short draft steps of "
-        f"{exact(draft_step)} pass (dotted) and one checking pass, and under each round one tile per position: "
+        f"{exact(draft_step)} pass (hatched) and one checking pass, and under each round one tile per position: "
         f"a tick for an accepted proposal, a circular arrow for the replacement drawn after a rejection, a dash "
         f"for a proposal dropped unchecked, a plus for the bonus. {per_lane}."
     )
     caption = (
         f"The same {span_text} target passes, three ways. Plain decoding commits one token a pass: {exact(plain)}. "
-        f"A draft's round costs {exact(passes)} passes ({k} dotted draft steps at {exact(draft_step)}, then one "
+        f"A draft's round costs {exact(passes)} passes ({k} hatched draft steps at {exact(draft_step)}, then one "
         "checking pass), and the tiles under it show what became of each position. "
         + (f"These are the first {rounds} rounds" if rounds > 1 else "This is the first round")
         + " each draft sampled, not chosen ones. On average a round commits "
