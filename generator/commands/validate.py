@@ -24,7 +24,7 @@ def run(args) -> int:
     drafts = ", ".join(d.id for d in profiles.drafts)
     print(f"{args.file}: ok ({len(profiles.tokens)} tokens, k = {profiles.k}, drafts: {drafts})")
     quoted = Path(SITE_CONFIG).parent / "practice.yaml"  # where the build reads it: beside site.yaml
-    if quoted.is_file() or "practice" in (*config.pages, *config.appendix):
+    if quoted.is_file() or config.has_page("practice"):
         practice = load_practice(quoted)
         print(f"{quoted}: ok ({len(practice.quotes())} quoted numbers from {len(practice.sources)} sources)")
     return 0

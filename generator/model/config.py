@@ -168,6 +168,10 @@ class SiteConfig:
     def profiles_path(self) -> Path:
         return Path(self.source).parent / self.profiles if self.source != "<defaults>" else Path("data") / self.profiles
 
+    def has_page(self, slug: str) -> bool:
+        """Whether the site lists the page, on the main path, beyond it or in the appendix."""
+        return slug in (*self.pages, *self.beyond, *self.appendix)
+
 
 def load_config(path: str | Path) -> SiteConfig:
     path = Path(path)

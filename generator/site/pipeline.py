@@ -115,7 +115,7 @@ def load_inputs(root: Path) -> tuple[SiteConfig, Profiles]:
 
 def load_practice_data(config: SiteConfig):
     """data/practice.yaml, beside site.yaml, when the site has the page that quotes it."""
-    if "practice" not in (*config.pages, *config.appendix):
+    if not config.has_page("practice"):
         return None
     from ..model.practice import load_practice
 
@@ -157,7 +157,7 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
 def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
     """Each kind's corpus read, its model pair trained and measured (cached by the corpus files' bytes and
     the settings), then priced under the profiles' cost model, which only prices the measured rounds."""
-    if "playground" not in (*config.pages, *config.beyond, *config.appendix):
+    if not config.has_page("playground"):
         return None
     from ..playground import assemble, repriced
     from ..playground.corpus import locate
