@@ -198,11 +198,14 @@ LAYERS = {  # module -> the generator modules it may import
     "readers": {"errors"},
     "engine": set(),
     "requirements": {"engine", "profiles", "readers", "playground"},  # what the pages need of the data
-    "analysis": {"engine"},  # exact numbers
+    "analysis": {"engine", "verifiers"},  # exact numbers
+    "verifiers": {"engine"},  # the rules beyond token-by-token checking, exactly
+    "beyond": {"engine", "profiles", "verifiers"},  # what the pages beyond the main path compute
     "montecarlo": {"engine"},  # the one float copy of the rule
     "convergence": {"analysis", "engine", "montecarlo"},  # the checks the Monte Carlo runs
     "facts": {
         "analysis",
+        "beyond",
         "config",
         "convergence",
         "decimals",
@@ -222,7 +225,7 @@ LAYERS = {  # module -> the generator modules it may import
     "figures": {"chart", "decimals", "figure_words", "palette"},  # the charts, drawn on chart.py's canvas
     "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
-    "figure_registry": {"digest", "facts", "figures", "practice"},
+    "figure_registry": {"digest", "facts", "figure_words", "figures", "practice"},  # figure_words: no drawing
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads

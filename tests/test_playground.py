@@ -868,12 +868,14 @@ def bare_verdict_words(source: str) -> list[str]:
 
 
 def test_no_code_names_a_verdict_by_a_bare_word():
-    # engine.py defines the words; card.py's palette is keyed by chip states (proposed, replacement and bonus
-    # besides the verdicts), which arrive as plain strings from the views; the log reader's "accepted" is the
+    # engine.py defines the words; card.py's palette and figure_timeline.py's tiles are keyed by chip states
+    # (proposed, replacement and bonus besides the verdicts; a figure imports no engine), which arrive as plain
+    # strings from the views and the registry; the log reader's "accepted" is the
     # field (and link part) where a reader types how many proposals were accepted in all, and practice.py's the
     # same count as data/practice.yaml writes it: counts, no verdicts
     every = {str(v) for v in Verdict}
-    allowed = {"engine.py": every, "card.py": every, "logreader.py": {"accepted"}, "practice.py": {"accepted"}}
+    allowed = {"engine.py": every, "card.py": every, "figure_timeline.py": every}
+    allowed |= {"logreader.py": {"accepted"}, "practice.py": {"accepted"}}
     for path in sorted((ROOT / "generator").rglob("*.py")):
         words = set(bare_verdict_words(path.read_text(encoding="utf-8")))
         assert words <= allowed.get(path.name, set()), path

@@ -17,7 +17,6 @@ from types import MappingProxyType
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullLocator
 
-from ..model.engine import Verdict
 from .chart import WIDTH, Figure, canvas, figure, finish, heading, text_width, wrap
 from .figure_words import Number, decimal, exact, timeline_span, timeline_words
 from .palette import ACCEPTED, CARD, DRAFT, INK, MUTED, ON_LIGHT, RESIDUAL, TARGET
@@ -25,7 +24,7 @@ from .palette import ACCEPTED, CARD, DRAFT, INK, MUTED, ON_LIGHT, RESIDUAL, TARG
 # What became of one position of a round, as a tile: (mark, tile style, mark colour). The key spells each out.
 TILES = MappingProxyType(
     {
-        Verdict.ACCEPTED: (
+        "accepted": (
             "\u2713",
             MappingProxyType({"facecolor": ACCEPTED, "edgecolor": ACCEPTED, "linewidth": 0.8}),
             CARD,
@@ -36,7 +35,7 @@ TILES = MappingProxyType(
             ON_LIGHT,
         ),
         "bonus": ("+", MappingProxyType({"facecolor": CARD, "edgecolor": TARGET, "linewidth": 1.6}), INK),
-        Verdict.DROPPED: (
+        "dropped": (
             "\u2013",
             MappingProxyType({"facecolor": "none", "edgecolor": MUTED, "linewidth": 0.8, "linestyle": (0, (2, 1.5))}),
             MUTED,
@@ -45,10 +44,10 @@ TILES = MappingProxyType(
 )
 KEY = MappingProxyType(
     {
-        Verdict.ACCEPTED: "\u2713 accepted",
+        "accepted": "\u2713 accepted",
         "replacement": "\u21bb replacement",
         "bonus": "+ bonus",
-        Verdict.DROPPED: "\u2013 dropped, unchecked",
+        "dropped": "\u2013 dropped, unchecked",
     }
 )
 
@@ -62,8 +61,8 @@ def outcomes(accepted: int, bonus: bool, k: int) -> list[str]:
     the bonus; an empty string where nothing was committed or proposed (the bonus position of a round that
     rejected)."""
     if bonus:
-        return [Verdict.ACCEPTED] * k + ["bonus"]
-    return [Verdict.ACCEPTED] * accepted + ["replacement"] + [Verdict.DROPPED] * (k - accepted - 1) + [""]
+        return ["accepted"] * k + ["bonus"]
+    return ["accepted"] * accepted + ["replacement"] + ["dropped"] * (k - accepted - 1) + [""]
 
 
 def span_rounds(passes: Fraction, most: int) -> int:
