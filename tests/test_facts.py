@@ -228,7 +228,7 @@ LAYERS = {  # module -> the generator modules it may import
     "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
     "figures_verifiers": {"chart", "figure_words", "figures", "palette"},  # the beyond part's charts
-    "figure_registry": {"digest", "facts", "figures", "practice"},
+    "figure_registry": {"digest", "facts", "figure_words", "figures", "practice"},  # figure_words: no drawing
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads

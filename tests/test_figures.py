@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from generator.model.analysis import best_draft_length, leviathan_speedup, round_length_distribution
+from generator.model.profiles import MAX_TOKENS
 from generator.render import chart, figure_timeline, figures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -540,9 +541,12 @@ WORDS = [
 ]
 
 
-@pytest.mark.parametrize("k, tokens", [(15, TOKENS), (5, WORDS)], ids=["15-positions", "18-tokens"])
+@pytest.mark.parametrize(
+    "k, tokens", [(15, TOKENS), (5, WORDS[:MAX_TOKENS])], ids=["15-positions", f"{MAX_TOKENS}-tokens"]
+)
 def test_three_times_the_authored_size_still_gives_legible_figures_without_collisions(tmp_path, k, tokens):
-    """Every figure the registry draws (whoever added it), for 15 positions or 18 tokens: drawing raises on any
+    """Every figure the registry draws (whoever added it), for 15 positions or as many tokens as a profile may
+    have (MAX_TOKENS, 12; at three times the authored size, 18, profiles now refuse them): drawing raises on any
     collision, and each must stay legible. Fewer Monte Carlo rounds than the site: only the layout is judged."""
     import dataclasses
 
@@ -628,13 +632,17 @@ def test_a_round_cost_that_never_meets_a_whole_pass_gives_four_rounds_and_part_o
 
 def test_the_site_timeline_shows_each_drafts_stream_in_the_order_it_was_sampled(facts):
     """The registry hands the figure the first rounds of each draft's seeded stream, the same stream the stepper's
-    sampled rounds come from, in order: none chosen for how it looks."""
+    sampled rounds come from, in order: none chosen for how it looks; only the 4 to 6 a lane can show, so that the
+    figure's inputs change exactly when what it may draw does."""
     from generator.render.figure_registry import jobs
 
     job = next(j for j in jobs(facts) if j.name == "timeline")
     for (name, expected, rounds), p in zip(job.kwargs["lanes"], facts.profiles):
         assert name == p.name and expected == p.expected_tokens
-        assert rounds == [(r.accepted, r.bonus is not None) for r in p.stream_rounds]
+        assert (
+            4 <= len(rounds) <= 6
+            and rounds == [(r.accepted, r.bonus is not None) for r in p.stream_rounds][: len(rounds)]
+        )
         shown = p.stream_rounds[: len(p.sampled_rounds) - 1]
         assert list(shown) == list(p.sampled_rounds[: len(shown)])  # the stepper's first sampled rounds
     fig = job.draw(**job.kwargs)

@@ -254,11 +254,14 @@ def test_profiles_past_a_limit_are_refused_by_validate_and_build_alike(
 def test_a_verification_pass_too_small_to_price_is_refused_by_validate_and_build_alike(
     step, project, raw_profiles, monkeypatch, capsys
 ):
-    """The build used to stop on ZeroDivisionError in generator/playground/__init__.py."""
+    """The build used to stop on ZeroDivisionError in generator/playground/__init__.py. Any step below the
+    smallest (1/1000000) has a denominator over the 1,000,000 any profile term may have, which is what the
+    line says first."""
     raw_profiles["cost_model"]["verify_step"] = step
     save(project, raw_profiles)
     line = refused_alike(project, monkeypatch, capsys, "data/profiles.v1.json: cost_model.verify_step: ")
-    assert "at least 1/1000000" in line
+    assert f"'{step}' has more digits than the site works with" in line, line
+    assert "up to 1,000,000" in line, line
 
 
 def test_the_smallest_verification_pass_is_accepted_negative_control(project, raw_profiles, monkeypatch, capsys):

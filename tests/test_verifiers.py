@@ -279,10 +279,16 @@ def two_guesses(p, q):
 
 def profile_document(rng, vocab, k, den):
     """Random rows in multiples of 1/den, shaped so that `validate` accepts them: the first draft's first proposal is
-    accepted outright, the second draft's first proposal is a token the target gives probability 0."""
+    a token it gives more probability than the target (and the target some), so the stepper opens on a check a
+    uniform draw decides; the second draft's first proposal is accepted outright, the third draft's is a token the
+    target gives probability 0."""
     target = [list(random_rational_row(rng, vocab, den)) for _ in range(k + 1)]
     target[0][1] += target[0][0]
     target[0][0] = F(0)
+    j = max(range(vocab), key=lambda x: target[0][x])  # the opening draft's first proposal, below
+    if target[0][j] == 1:  # leave the draft room to give it more
+        target[0][j] -= F(1, den)
+        target[0][1 if j != 1 else 2] += F(1, den)
     drafts = [[list(random_rational_row(rng, vocab, den)) for _ in range(k)] for _ in range(2)]
     first = drafts[1][0]
     if first[0] == 0:
@@ -293,6 +299,12 @@ def profile_document(rng, vocab, k, den):
         [max((x for x in range(vocab) if r[x]), key=lambda x: target[i][x] / r[x]) for i, r in enumerate(drafts[0])],
         [0] + [max(range(vocab), key=lambda x: r[x]) for r in drafts[1][1:]],
     ]
+    # the opening draft: at position 1, 1/den more on the target's likeliest token j than the target gives it
+    row = [F(0)] * vocab
+    row[j] = target[0][j] + F(1, den)
+    row[(j + 1) % vocab] += 1 - row[j]
+    drafts.insert(0, [row] + [list(r) for r in drafts[0][1:]])
+    proposals.insert(0, [j] + proposals[0][1:])
     return {
         "version": 1,
         "tokens": [f"t{i}" for i in range(vocab)],

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import verifiers as v
-from .engine import Row, draw, excess, uniform
+from .engine import Row, accept_probability, draw, excess, uniform
 from .profiles import Profiles
 
 ENUMERATION_LIMIT = 20_000  # the most drafts (or target sequences) the rule lab lists one by one
@@ -257,7 +257,7 @@ def worked_block(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
         us = tuple(uniform(rng) for _ in range(k))
         cu = uniform(rng)
         tau = max((i + 1 for i in range(k) if us[i] <= hs[i]), default=0)
-        token_kept = next((i for i in range(k) if not us[i] < min(1, target[i][xs[i]] / rows[i][xs[i]])), k)
+        token_kept = next((i for i in range(k) if not us[i] < accept_probability(target[i][xs[i]], rows[i][xs[i]])), k)
         if chosen is None:
             chosen = (us, cu, tau, token_kept)
         if token_kept < tau:

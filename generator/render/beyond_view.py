@@ -8,6 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..model.beyond import BeyondFacts, WorkedBlock
+from ..model.engine import Verdict
 from .decimals import fixed
 
 
@@ -21,7 +22,7 @@ def _chips(w: WorkedBlock, kept: int | None, correction: bool) -> list[list[str]
     k = len(w.proposals)
     if kept is None:
         return [[t, "proposed"] for t in w.proposals]
-    chips = [[t, "accepted" if i < kept else "dropped"] for i, t in enumerate(w.proposals)]
+    chips = [[t, Verdict.ACCEPTED if i < kept else Verdict.DROPPED] for i, t in enumerate(w.proposals)]
     if correction:
         chips.insert(kept, [w.correction, "bonus" if kept == k else "replacement"])
     return chips
@@ -75,9 +76,9 @@ def block_frames(w: WorkedBlock) -> list[dict]:
         rows.append(["draw u" + _sub(s.position), _u(s.u)])
         relation = "≤" if keep else ">"
         verdict = (
-            ["accepted", f"u{_sub(s.position)} {relation} h{_sub(s.position)}: so far τ = {s.kept_so_far}"]
+            [Verdict.ACCEPTED, f"u{_sub(s.position)} {relation} h{_sub(s.position)}: so far τ = {s.kept_so_far}"]
             if keep
-            else ["dropped", f"u{_sub(s.position)} {relation} h{_sub(s.position)}: τ stays {s.kept_so_far}"]
+            else [Verdict.DROPPED, f"u{_sub(s.position)} {relation} h{_sub(s.position)}: τ stays {s.kept_so_far}"]
         )
         frames.append(
             {
@@ -95,7 +96,7 @@ def block_frames(w: WorkedBlock) -> list[dict]:
         {
             "title": f"τ = {w.tau}: the block keeps {w.tau} of {k}",
             "chips": _chips(w, w.tau, False),
-            "verdict": ["accepted", "Kept: " + (", ".join(kept) if kept else "none")],
+            "verdict": [Verdict.ACCEPTED, "Kept: " + (", ".join(kept) if kept else "none")],
             "rows": [],
             "notes": [
                 "τ is the last position whose draw fell at or under its stopping chance. "

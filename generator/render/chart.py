@@ -51,6 +51,11 @@ class FigureError(Exception):
     """A figure that cannot be drawn, said in one line: `generator/.../figures.py: NAME: what went wrong`."""
 
 
+class FigureFailed(FigureError):
+    """A drawing function that raised (or is missing): a fault of the figure's code, named as such, where a
+    plain FigureError (texts that overlap or leave the figure) is the data's doing."""
+
+
 def style(name: str) -> dict:
     """Every matplotlib setting a figure is drawn and written with; the hash salt is the figure's own name."""
     return {

@@ -15,11 +15,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..digest import digest
 from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
 from ..model.practice import PracticeFacts
+from .figure_words import timeline_span
 
 if TYPE_CHECKING:
     from . import figures
@@ -136,13 +138,15 @@ def _roofline(facts: Facts) -> dict:
 
 
 def _timeline(facts: Facts) -> dict:
+    # only the sampled rounds a lane can show, so that the figure's inputs change when its picture may
+    shown = timeline_span(Fraction(facts.round_cost) / Fraction(facts.verify_step))
     return dict(
         draft_step=facts.draft_step,
         verify_step=facts.verify_step,
         round_cost=facts.round_cost,
         k=facts.k,
         lanes=[
-            (p.name, p.expected_tokens, [(r.accepted, r.bonus is not None) for r in p.stream_rounds])
+            (p.name, p.expected_tokens, [(r.accepted, r.bonus is not None) for r in p.stream_rounds[:shown]])
             for p in facts.profiles
         ],
     )

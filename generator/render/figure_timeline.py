@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from .chart import WIDTH, Figure, canvas, figure, finish, heading, text_width, wrap
-from .figure_words import Number, decimal, exact, timeline_words
+from .figure_words import Number, decimal, exact, timeline_span, timeline_words
 from .palette import ACCEPTED, CARD, DRAFT, INK, MUTED, ON_LIGHT, RESIDUAL, TARGET
 
 # What became of one position of a round, as a tile: (mark, tile style, mark colour). The key spells each out.
@@ -68,8 +68,7 @@ def outcomes(accepted: int, bonus: bool, k: int) -> list[str]:
 def span_rounds(passes: Fraction, most: int) -> int:
     """How many rounds a lane shows: the fewest from 4 to 6 that fill a whole number of target passes, else 4; but
     never more than `most`, the rounds whose tiles stay wide enough for their marks (at least one)."""
-    wanted = next((n for n in range(4, 7) if (n * passes).denominator == 1), 4)
-    return max(1, min(wanted, most))
+    return max(1, min(timeline_span(passes), most))
 
 
 @figure

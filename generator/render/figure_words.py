@@ -366,3 +366,10 @@ def exactness_words(panels, tokens) -> tuple[str, str]:
         + "."
     )
     return alt, caption
+
+
+def timeline_span(passes: Fraction) -> int:
+    """How many rounds the opening timeline wants in a lane, a round taking `passes` target passes: the fewest
+    from 4 to 6 that fill a whole number of passes, else 4. (The figure shows fewer when its tiles would grow too
+    narrow for their marks.) Here, without the drawing code, so that the registry passes only these rounds."""
+    return next((n for n in range(4, 7) if (n * passes).denominator == 1), 4)

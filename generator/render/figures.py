@@ -35,6 +35,7 @@ from .chart import (
     WIDTH,
     Figure,
     FigureError,
+    FigureFailed,
     bar_axes,
     bar_style,
     canvas,
@@ -60,14 +61,14 @@ def draw(job) -> tuple[str, str, str, str, str]:
     module = getattr(job.ref, "module", "figures")  # a plain namespace (in tests) means figures.py
     function = globals().get(job.ref.function) if module == "figures" else job.draw
     if not callable(function):
-        raise FigureError(f"{SOURCE}: {job.name}: no drawing function named {job.ref.function}")
+        raise FigureFailed(f"{SOURCE}: {job.name}: no drawing function named {job.ref.function}")
     try:
         f = function(**job.kwargs)
         return (f.name, f.svg, palette.dark(f.svg), f.alt, f.caption)
     except FigureError:
         raise
     except Exception as exc:
-        raise FigureError(f"{SOURCE}: {job.name}: {job.ref.function}() failed: {type(exc).__name__}: {exc}") from None
+        raise FigureFailed(f"{SOURCE}: {job.name}: {job.ref.function}() failed: {type(exc).__name__}: {exc}") from None
 
 
 # --- 1. the two distributions at each position ---------------------------------------------------

@@ -5,11 +5,12 @@ text and caption, written here from the same numbers the chart is drawn from.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from .chart import MARKERS, WIDTH, canvas, figure, finish, heading, wrap
+from .chart import FONT, MARKERS, WIDTH, canvas, figure, finish, heading, text_width, wrap
 from .figure_words import Number, decimal
 from .figures import Figure
 from .palette import INK, MUTED, PALETTE
@@ -26,6 +27,19 @@ def _axes(ax, xticks: Sequence[float]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.grid(True)
     ax.set_axisbelow(True)
+
+
+def powers_of_two(fig, last: int, share: float = 0.8) -> list[int]:
+    """Ticks for a log-2 axis from 1 to `last`: every power of two if their labels fit side by side, else every
+    second, third, ... one, the fewest skipped so that each label has its own room (the axis taken as `share` of
+    the figure's width, with half an em between labels)."""
+    top = max(0, int(last).bit_length() - 1)  # the largest e with 2 ** e <= last
+    room = fig.get_figwidth() * fig.dpi * share / max(math.log2(last), 1.0)  # per octave, in text_width's units
+    for stride in range(1, top + 2):
+        ticks = [2**e for e in range(0, top + 1, stride)]
+        if stride * room >= max(text_width(fig, f"{t:,}") for t in ticks) + FONT / 2 * fig.dpi / 72:
+            return ticks
+    return [1]
 
 
 @figure
@@ -113,9 +127,8 @@ def batch_speedup(
         color=MUTED,
     )
     last = curves[0][1][-1][0]
-    ticks = [2**e for e in range(0, 12) if 2**e <= last]
-    _axes(ax, ticks)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    _axes(ax, powers_of_two(fig, last))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{round(v):,}"))
     ax.set_xlim(1, last)
     ax.set_ylim(0, top * 1.2)
     ax.set_xlabel("sequences in the batch, b (log scale)")

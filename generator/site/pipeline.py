@@ -306,11 +306,14 @@ def inert_figure(figure: tuple) -> bool:
 
 def draw_one(job, data: Path) -> tuple[str, str, str, str, str]:
     """One figure drawn; one it cannot draw legibly (texts that overlap or leave it) is the data's doing, since the
-    schema's limits are set to what every figure shows: said in one line naming the data file."""
-    from ..render.figures import FigureError, draw
+    schema's limits are set to what every figure shows: said in one line naming the data file. A drawing function
+    that raises is the figure code's fault: its line names the figure's module, not the data."""
+    from ..render.figures import FigureError, FigureFailed, draw
 
     try:
         return draw(job)
+    except FigureFailed as exc:
+        raise BuildError(str(exc)) from None
     except FigureError as exc:
         problem = str(exc).split(": ", 2)[-1]
         raise BuildError(f"{data}: the figure {job.name} cannot show this data legibly: {problem}") from None

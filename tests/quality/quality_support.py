@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,6 +128,15 @@ class Tab:
         self.context.close()
 
 
+def wait_until(page, predicate: str, timeout_s: float = 20.0) -> None:
+    """Poll a predicate through evaluate: the pages' CSP forbids the eval that wait_for_function needs."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(predicate):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never true within {timeout_s:g} s: {predicate}")
+        page.wait_for_timeout(50)
+
+
 def exercise_widgets(page) -> None:
     """Make the widgets draw what they only draw on request, so the gates judge that output too."""
     if page.locator("#what-if [data-what-if-app]").is_visible():
@@ -138,6 +148,6 @@ def exercise_widgets(page) -> None:
         page.fill('#what-if input.wi-cell[data-which="draft"][data-col="0"]', "1")
     if page.locator("#pg-generate").is_visible():
         page.click("#pg-generate")
-        page.wait_for_function("document.querySelector('#pg-rounds').children.length > 0")
+        wait_until(page, "document.querySelector('#pg-rounds').children.length > 0")
         page.click("#pg-check")
-        page.wait_for_function("document.querySelector('#pg-check-result table')", timeout=30000)
+        wait_until(page, "!!document.querySelector('#pg-check-result table')", timeout_s=30.0)
