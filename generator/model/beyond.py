@@ -8,6 +8,7 @@ round's uniform draws, which are the exact Fractions of a seeded Generator's dou
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -309,7 +310,15 @@ def worked_block(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
     )
 
 
-def beyond_facts(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[str, ...]) -> BeyondFacts:
+def beyond_facts(
+    profiles: Profiles,
+    seed: int,
+    draft_id: str,
+    proposals: tuple[str, ...],
+    memo: Callable = lambda kind, inputs, f: f(),
+) -> BeyondFacts:
+    """The part beyond the main path. `memo(kind, inputs, compute)` keeps the rule lab's enumeration (the slow
+    part: every draft and target sequence listed exactly) between builds, as the facts' Monte Carlo is kept."""
     target, k = profiles.target, profiles.k
     drafts = []
     for d in profiles.drafts:
@@ -321,7 +330,7 @@ def beyond_facts(profiles: Profiles, seed: int, draft_id: str, proposals: tuple[
                 tuple(v.tokenwise_expected_accepted(target[: j + 1], rows[:j]) for j in range(1, k + 1)),
                 tuple(v.block_expected_accepted(target[: j + 1], rows[:j]) for j in range(1, k + 1)),
                 guesses := tuple(guess_facts(target[i], rows[i], i + 1) for i in range(k)),
-                rule_facts(target, rows),
+                memo("rule-lab", (target, rows), lambda rows=rows: rule_facts(target, rows)),
                 wide_chains(guesses),
             )
         )

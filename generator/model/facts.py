@@ -473,7 +473,7 @@ def build_facts(
         lossless_example=lossless_example(drafts, notable["replacement"], profiles.tokens),
         what_if=what_if_facts(drafts[0].accept_rates, k, cm, config),
         beyond=beyond_facts(
-            profiles, config.seeds.authored_round, config.block_round.draft, config.block_round.proposals
+            profiles, config.seeds.authored_round, config.block_round.draft, config.block_round.proposals, memo
         ),
         practice=None
         if practice is None

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..model.analysis import target_numbers
+from ..model.beyond import RuleFacts
 from ..model.config import ConfigError, SiteConfig, load_config
 from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
@@ -34,9 +35,11 @@ from .publish import build_info, site_url
 from .report import BuildError, Progress, Report
 
 INPUT_FOLDERS = ("data", "site_src")
-# The facts' Monte Carlo parts (facts.Memo kinds) the cache keeps, and the shape each is loaded as.
+# The facts' slow parts (facts.Memo kinds) the cache keeps, and the shape each is loaded as: the Monte Carlo,
+# and the rule lab's exact enumeration of every round's outcomes (model/beyond.py).
 MONTE_CARLO = MappingProxyType(
     {
+        "rule-lab": tuple[RuleFacts, ...],
         "convergence-authored": tuple[ConvergenceCase, ...],
         "convergence-random": tuple[ConvergenceCase, ...],
         "convergence-wrong-sampler": tuple[ConvergenceCase, ...],
