@@ -1,5 +1,6 @@
-"""The beyond part's charts (generator/render/figures_verifiers.py): drawn through figures.draw by their dotted
-registry name, legible on a phone, every text at least the house minimum, and their words carrying the numbers."""
+"""The beyond part's charts (generator/render/figures_verifiers.py): drawn through figures.draw as the registry
+names them (function and module), legible on a phone, every text at least the house minimum, and their words
+carrying the numbers."""
 
 import re
 import xml.etree.ElementTree as ET
@@ -10,7 +11,7 @@ import pytest
 
 from generator.model import verifiers as v
 from generator.model.profiles import load_profiles
-from generator.render import chart, figures
+from generator.render import chart, figures, figures_verifiers
 from generator.render.palette import dark
 from support import PROFILES
 
@@ -24,7 +25,12 @@ def by_k(rule, rows):
 
 
 def job(function, **kwargs):
-    return SimpleNamespace(name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=function))
+    """A registry job for a function of figures_verifiers.py, named "module.function" here for short."""
+    module, _, name = function.partition(".")
+    draw = getattr(figures_verifiers, name, None)
+    return SimpleNamespace(
+        name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=name, module=module), draw=draw
+    )
 
 
 def drafts():
@@ -67,5 +73,5 @@ def test_three_drafts_and_a_short_tree_still_draw_without_a_collision():
 
 
 def test_an_unknown_dotted_name_is_one_line():
-    with pytest.raises(figures.FigureError, match="no drawing function named figures_verifiers.nothing"):
+    with pytest.raises(figures.FigureError, match="no drawing function named nothing"):
         figures.draw(job("figures_verifiers.nothing", name="x"))

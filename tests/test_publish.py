@@ -21,6 +21,7 @@ import pytest
 from generator.commands.check import check_site
 from generator.model.config import load_config
 from generator.render import card as card_module
+from generator.render import figure_registry
 from generator.site.cache import Cache
 from generator.site.pipeline import build
 from generator.site.publish import NO_GIT_WARNING, SITE_URL_ENV
@@ -230,14 +231,16 @@ def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sit
 def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites):
     _, plain, _ = sites
     manifest = json.loads((plain / "figures" / "manifest.json").read_text(encoding="utf-8"))["figures"]
+    modules = {spec.function: spec.module for spec in figure_registry.REGISTRY}  # the module each function is in
     seen = 0
     for page in plain.glob("*.html"):
         for name, body in re.findall(
             r'<figure class="figure" id="figure-([^"]+)">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S
         ):
             assert f'<a href="figures/{name}.svg"' in body
-            module, _, function = manifest[name]["inputs"]["function"].rpartition(".")
-            assert f"<code>{function}()</code> in <code>generator/render/{module or 'figures'}.py</code>" in body
+            function = manifest[name]["inputs"]["function"]
+            module = modules[function]
+            assert f"<code>{function}()</code> in <code>generator/render/{module}.py</code>" in body
             seen += 1
     assert seen >= len(manifest)
 
