@@ -89,33 +89,38 @@ def block_residual(weight: Fraction, target: Row, draft: Row) -> Row | None:
     return normalised(excess(tuple(weight * x for x in target), draft))
 
 
+def stop_chance(weight: Fraction, next_target: Row, next_draft: Row) -> Fraction:
+    """h_i for i < K (Algorithm 2 of arXiv 2403.10444) from the running weight p_i and the next position's rows:
+    h_i = Z / (Z + 1 - p_i) with Z = sum_x max(p_i p_{i+1}(x) - q_{i+1}(x), 0). Where the denominator is 0 (p_i = 1
+    and no surplus ahead) the round cannot stop at i with positive chance, and h_i = 1 is used."""
+    z = sum(excess(tuple(weight * x for x in next_target), next_draft), ZERO)
+    return ONE if z + 1 - weight == 0 else z / (z + 1 - weight)
+
+
 def stopping_chances(target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]) -> Row:
-    """h_i, i = 1..K (Algorithm 2 of arXiv 2403.10444): h_i = Z_{i+1} / (Z_{i+1} + 1 - p_i) with
-    Z_{i+1} = sum_x max(p_i p_{i+1}(x) - q_{i+1}(x), 0), and h_K = p_K. Where the denominator is 0 (p_i = 1 and
-    no surplus ahead) the round cannot stop at i with positive chance, and h_i = 1 is used."""
+    """h_i, i = 1..K: stop_chance at each running weight, and h_K = p_K."""
     weights = running_weights(target_rows, draft_rows, proposals)
     k = len(weights)
-    hs = []
-    for i, w in enumerate(weights):
-        if i == k - 1:
-            hs.append(w)
-            continue
-        z = sum(excess(tuple(w * x for x in target_rows[i + 1]), draft_rows[i + 1]), ZERO)
-        hs.append(ONE if z + 1 - w == 0 else z / (z + 1 - w))
-    return tuple(hs)
+    return tuple(
+        w if i == k - 1 else stop_chance(w, target_rows[i + 1], draft_rows[i + 1]) for i, w in enumerate(weights)
+    )
+
+
+def kept_distribution(stops: Row) -> tuple[Fraction, ...]:
+    """P(tau = i), i = 0..K, from the stopping chances h_1..h_K: tau is the largest i with u_i <= h_i (0 if none)."""
+    dist, later_fail = [ZERO] * (len(stops) + 1), ONE
+    for i in range(len(stops), 0, -1):
+        dist[i] = stops[i - 1] * later_fail
+        later_fail *= 1 - stops[i - 1]
+    dist[0] = later_fail
+    return tuple(dist)
 
 
 def block_kept_distribution(
     target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]
 ) -> tuple[Fraction, ...]:
-    """P(tau = i | these proposals), i = 0..K: tau is the largest i with u_i <= h_i (0 if there is none)."""
-    hs = stopping_chances(target_rows, draft_rows, proposals)
-    dist, later_fail = [ZERO] * (len(hs) + 1), ONE
-    for i in range(len(hs), 0, -1):
-        dist[i] = hs[i - 1] * later_fail
-        later_fail *= 1 - hs[i - 1]
-    dist[0] = later_fail
-    return tuple(dist)
+    """P(tau = i | these proposals), i = 0..K, under the block rule."""
+    return kept_distribution(stopping_chances(target_rows, draft_rows, proposals))
 
 
 def block_expected_accepted(target_rows: Sequence[Row], draft_rows: Sequence[Row]) -> Fraction:
@@ -145,18 +150,35 @@ def block_round_outputs(
     k = len(draft_rows)
     out: Outputs = {}
     supports = [[x for x, qx in enumerate(q) if qx] for q in draft_rows]
+    stops: dict[tuple[int, Fraction], Fraction] = {}  # h_i and the correction rows depend on the running weight
+    corrections: dict[tuple[int, Fraction], Row | None] = {}  # alone, which many drafts share: each made once
+
+    def stop(i: int, w: Fraction) -> Fraction:
+        if (i, w) not in stops:
+            stops[i, w] = stop_chance(w, target_rows[i + 1], draft_rows[i + 1])
+        return stops[i, w]
+
+    def correction(tau: int, w: Fraction) -> Row | None:
+        if tau == k:
+            return target_rows[k]
+        if (tau, w) not in corrections:
+            corrections[tau, w] = residual(w, target_rows[tau], draft_rows[tau])
+        return corrections[tau, w]
+
     for xs in itertools.product(*supports):
         px = _product(draft_rows[i][x] for i, x in enumerate(xs))
-        kept = block_kept_distribution(target_rows, draft_rows, xs)
-        weights = (ONE, *running_weights(target_rows, draft_rows, xs))
+        weights = running_weights(target_rows, draft_rows, xs)
+        kept = kept_distribution(tuple(w if i == k - 1 else stop(i, w) for i, w in enumerate(weights)))
+        weights = (ONE, *weights)
         for tau, pt in enumerate(kept):
             if not pt:
                 continue
-            row = target_rows[k] if tau == k else residual(weights[tau], target_rows[tau], draft_rows[tau])
+            row = correction(tau, weights[tau])
             if row is None:
                 raise ValueError(f"a round stops at {tau} with chance {pt} but has nothing to draw the correction from")
+            mass = px * pt
             for y, py in enumerate(row):
-                _add(out, (*xs[:tau], y), px * pt * py)
+                _add(out, (*xs[:tau], y), mass * py)
     return out
 
 
