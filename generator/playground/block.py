@@ -46,21 +46,21 @@ def play_rounds(
     from . import tempered  # the page's tempering, once per kept context
 
     greedy = temperature == 0
-    t_model = target if greedy else tempered(target, temperature)
-    d_model = draft if greedy else tempered(draft, temperature)
+    t_model = target.with_rows(one_hot_rows) if greedy else tempered(target, temperature)
+    d_model = draft.with_rows(one_hot_rows) if greedy else tempered(draft, temperature)
+    cdfs = np.cumsum(d_model.table, axis=1)  # each kept context's cumulative row, made once
     n = contexts.shape[0]
     codes = contexts
     target_rows, draft_rows, picks = [], [], []
     for _ in range(k):
-        q = d_model.rows(codes)
-        q = one_hot_rows(q) if greedy else q
+        at = d_model.lookup(codes)
+        q = d_model.table[at]
         if greedy:
             x = np.argmax(q, axis=1)
         else:
-            cdf = np.cumsum(q, axis=1)
+            cdf = cdfs[at]
             x = np.minimum((cdf < rng.random(n)[:, None] * cdf[:, -1:]).sum(axis=1), q.shape[1] - 1)
-        p = t_model.rows(codes)
-        target_rows.append(one_hot_rows(p) if greedy else p)
+        target_rows.append(t_model.rows(codes))
         draft_rows.append(q)
         picks.append(x)
         codes = np.concatenate([codes, x[:, None]], axis=1)
