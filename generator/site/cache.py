@@ -193,6 +193,11 @@ class Cache:
         self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         return value
 
+    def has(self, kind: str, key_parts: Any, shape: Any) -> bool:
+        """Whether get_or_compute with these arguments would find its value rather than compute it."""
+        key, path = self._where(kind, key_parts)
+        return self._load(path, kind, key, shape) is not None
+
     def _where(self, kind: str, key_parts: Any) -> tuple[str, Path]:
         key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
         return key, self.entries / kind / f"{key}.json"

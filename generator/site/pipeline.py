@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -30,6 +31,7 @@ from ..model.profiles import Profiles, load_profiles
 from ..model.readers import inside, not_a_file, outside_project, project_root
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
+from .helpers import Helpers
 from .output import target_of, write_atomically
 from .publish import build_info, site_url
 from .report import BuildError, Progress, Report
@@ -48,6 +50,7 @@ MONTE_CARLO = MappingProxyType(
 )
 FIGURE = tuple[str, str, str, str, str]  # figures.draw's (name, light SVG, dark SVG, alt, caption)
 PLAYGROUND_KIND = tuple[dict[str, Any], str, str | None]  # (trained and measured pair, corpus, licence)
+CARD = "social-card"  # the card's place among the figures started
 TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
 
 
@@ -64,10 +67,13 @@ def build(
     report.timed("load", lambda: refuse_links_out(root))
     config, profiles = report.timed("load", lambda: load_inputs(root))
     practice = report.timed("load", lambda: load_practice_data(config))
-    facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
-    playground = report.timed("playground", lambda: train_playground(config, profiles, cache))
-    figures = report.timed("figures", lambda: draw_figures(facts, cache, progress, config.profiles_path()))
-    card = report.timed("figures", lambda: social_card(config, facts, cache))
+    with Helpers() as helpers:  # what the cache lacks of the playground and the figures is made beside the facts
+        pairs = report.timed("playground", lambda: start_playground(config, profiles, cache, helpers))
+        facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
+        drawing = report.timed("figures", lambda: start_figures(config, facts, cache, helpers))
+        playground = report.timed("playground", lambda: train_playground(config, profiles, cache, pairs))
+        figures = report.timed("figures", lambda: draw_figures(facts, cache, drawing, progress))
+        card = report.timed("figures", lambda: social_card(cache, drawing))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
     tree = report.timed("analysis", lambda: target_numbers(profiles.target))
     quoted = Path(practice.path) if practice is not None else None  # published beside the profiles
@@ -157,24 +163,45 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
 # --- the playground ----------------------------------------------------------------------------
 
 
-def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
-    """Each kind's corpus read, its model pair trained and measured (cached by the corpus files' bytes and
-    the settings), then priced under the profiles' cost model, which only prices the measured rounds."""
+def later(cache: Cache, helpers: Helpers, kind: str, key: Any, shape: Any, function: Callable, *args) -> Callable:
+    """What get_or_compute should call for this value: function(*args), started now in a helper process when the
+    cache lacks the value, so that it is ready (or nearly) by the time it is asked for."""
+    if cache.has(kind, key, shape):
+        return partial(function, *args)  # not called: get_or_compute finds the value
+    return helpers.submit(function, *args).result
+
+
+def start_playground(config: SiteConfig, profiles: Profiles, cache: Cache, helpers: Helpers) -> dict:
+    """Each kind's cache key (its corpus files' bytes and the settings) and what computes it:
+    {kind: (key, compute)}. A kind the cache lacks is started in a helper process."""
     if not config.has_page("playground"):
-        return None
-    from ..playground import assemble, repriced
+        return {}
     from ..playground.corpus import locate
     from ..playground.ngram import KINDS
 
     settings, base, cost = config.playground, Path(config.source).parent, profiles.cost_model
-    pairs, corpora, licences = {}, {}, {}
+    started = {}
     for kind in KINDS:
         c = getattr(settings, kind)
         paths = locate(c.package, c.files, base, f"playground.{kind}")
         refuse_corpus_files(config, kind, paths)
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
-        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step, config.source)
+        args = (kind, settings, base, cost.draft_step, cost.verify_step, config.source)
+        started[kind] = (key, later(cache, helpers, "playground", key, PLAYGROUND_KIND, playground_kind, *args))
+    return started
+
+
+def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache, started: dict) -> dict | None:
+    """Each kind's model pair trained and measured (or found in the cache), then priced under the profiles' cost
+    model, which only prices the measured rounds."""
+    if not started:
+        return None
+    from ..playground import assemble, repriced
+
+    settings, cost = config.playground, profiles.cost_model
+    pairs, corpora, licences = {}, {}, {}
+    for kind, (key, compute) in started.items():
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
     data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
     data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
@@ -239,22 +266,33 @@ def playground_kind(
 # --- figures and the social card -----------------------------------------------------------------
 
 
-def draw_figures(
-    facts: Facts, cache: Cache, progress: Progress | None = None, data: Path = Path("data/profiles.v1.json")
-) -> dict[str, tuple]:
-    """Every figure the registry lists, by name: (name, light SVG, dark SVG, alt, caption, its FigureRef).
-    Each is cached by its drawing function and a digest of exactly what it is drawn from."""
+def start_figures(config: SiteConfig, facts: Facts, cache: Cache, helpers: Helpers) -> dict[str, tuple]:
+    """Every figure the registry lists, and the social card: {name: (job, cache key, compute)}. Each is cached by
+    its drawing function and a digest of exactly what it is drawn from; one the cache lacks is started in a
+    helper process."""
     from ..render.figure_registry import jobs
 
     versions = [library_version(name) for name in ("matplotlib", "numpy")]
-    plan = jobs(facts)
-    drawn = {}
-    for count, job in enumerate(plan, start=1):
+    data = config.profiles_path()
+    started = {}
+    for job in jobs(facts):
         key = (job.ref.function, job.ref.inputs, versions)
-        figure = cache.get_or_compute("figure", key, partial(draw_one, job, data), FIGURE, check=inert_figure)
-        drawn[job.name] = (*figure, job.ref)
+        started[job.name] = (job, key, later(cache, helpers, "figure", key, FIGURE, draw_one, job, data))
+    inputs = card_inputs(config, facts)
+    key = (inputs, [library_version(name) for name in ("pillow", "matplotlib")])  # Pillow uses matplotlib's fonts
+    started[CARD] = (None, key, later(cache, helpers, "card", key, str, draw_card, inputs))
+    return started
+
+
+def draw_figures(facts: Facts, cache: Cache, started: dict, progress: Progress | None = None) -> dict[str, tuple]:
+    """Every figure, by name: (name, light SVG, dark SVG, alt, caption, its FigureRef)."""
+    drawn = {}
+    jobs = [(name, job, key, compute) for name, (job, key, compute) in started.items() if name != CARD]
+    for count, (name, job, key, compute) in enumerate(jobs, start=1):
+        figure = cache.get_or_compute("figure", key, compute, FIGURE, check=inert_figure)
+        drawn[name] = (*figure, job.ref)
         if progress:
-            progress("figures", count, len(plan))
+            progress("figures", count, len(jobs))
     return drawn
 
 
@@ -322,24 +360,29 @@ def draw_one(job, data: Path) -> tuple[str, str, str, str, str]:
         raise BuildError(f"{data}: the figure {job.name} cannot show this data legibly: {problem}") from None
 
 
-def social_card(config: SiteConfig, facts: Facts, cache: Cache) -> bytes:
-    """The 1200 x 630 PNG link previews show: each profile's authored round as the stepper's last frame shows it.
-    A figure like the others, so cached like them (as base64 text: entries are JSON)."""
+def card_inputs(config: SiteConfig, facts: Facts) -> dict:
+    """What the 1200 x 630 PNG link previews show is drawn from: each profile's authored round as the stepper's
+    last frame shows it."""
     from ..render.views import round_view
 
     rounds = []
     for p in facts.profiles:
         last = round_view(p.id, "authored", "", p.authored_round, facts.tokens).frames[-1]
         rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
-    inputs = {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
+    return {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
 
-    def draw() -> str:
-        from ..render.card import social_card as draw_card
 
-        return base64.b64encode(draw_card(**inputs)).decode("ascii")
+def draw_card(inputs: dict) -> str:
+    """The card's PNG as base64 text (cache entries are JSON)."""
+    from ..render.card import social_card as draw
 
-    versions = [library_version(name) for name in ("pillow", "matplotlib")]  # Pillow draws in matplotlib's fonts
-    return base64.b64decode(cache.get_or_compute("card", (inputs, versions), draw, str, check=is_png))
+    return base64.b64encode(draw(**inputs)).decode("ascii")
+
+
+def social_card(cache: Cache, started: dict) -> bytes:
+    """The social card's PNG, cached like a figure."""
+    _, key, compute = started[CARD]
+    return base64.b64decode(cache.get_or_compute("card", key, compute, str, check=is_png))
 
 
 def is_png(text: str) -> bool:

@@ -29,10 +29,12 @@ PAIRS = 5
 
 
 def stage(config, profiles, tmp: Path, n: int) -> tuple[float, float]:
-    from generator.site.pipeline import train_playground
+    from generator.site.helpers import Helpers
+    from generator.site.pipeline import start_playground, train_playground
 
     wall, cpu = time.perf_counter(), time.process_time()
-    train_playground(config, profiles, Cache(tmp / f"cache-{n}"))  # an empty cache: the stage runs cold
+    cache = Cache(tmp / f"cache-{n}")  # an empty cache: the stage runs cold, in this process (one helper: none)
+    train_playground(config, profiles, cache, start_playground(config, profiles, cache, Helpers(workers=1)))
     return time.perf_counter() - wall, time.process_time() - cpu
 
 

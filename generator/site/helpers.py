@@ -1,0 +1,66 @@
+"""Two helper processes for a cold build's slow work: training the playground's model pairs while this process
+computes the facts, then drawing the figures.
+
+Only a build with something to compute starts them: a build that finds everything in the cache stays one
+process. They start from a fresh interpreter (multiprocessing's forkserver), not as copies of the build, and
+they end with it: each holds the reading end of a pipe whose only writer is the build, and leaves as soon as
+that pipe closes, which the kernel does when the build ends in any way, SIGKILL included.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing.connection import Connection
+
+WORKERS = 2
+
+
+def leave_with_the_build(build: Connection) -> None:
+    """Run in each helper as it starts: it ends when the build does (Ctrl-C is the build's to handle)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def wait_for_the_end() -> None:
+        build.poll(None)  # nothing is ever written: this returns when the build's end of the pipe closes
+        os._exit(1)
+
+    threading.Thread(target=wait_for_the_end, daemon=True).start()
+
+
+class Helpers:
+    """submit(f, *args) runs f(*args) in a helper process, started on first use; on a machine of one core it runs
+    f at once, here. Leaving the `with` block waits for what was handed over, or, after an error, cancels it."""
+
+    def __init__(self, workers: int = WORKERS) -> None:
+        self.workers = min(workers, os.cpu_count() or 1)
+        self.pool: ProcessPoolExecutor | None = None
+        self.pipe: tuple[Connection, Connection] | None = None  # (the helpers' end, the build's)
+
+    def submit(self, function: Callable, *args) -> Future:
+        if self.workers < 2:
+            done: Future = Future()
+            try:
+                done.set_result(function(*args))
+            except Exception as exc:  # handed to whoever reads the result, as the pool would
+                done.set_exception(exc)
+            return done
+        if self.pool is None:
+            context = multiprocessing.get_context("forkserver")
+            self.pipe = context.Pipe(duplex=False)
+            self.pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=leave_with_the_build, initargs=(self.pipe[0],)
+            )
+        return self.pool.submit(function, *args)
+
+    def __enter__(self) -> Helpers:
+        return self
+
+    def __exit__(self, error_type, *_) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=error_type is None, cancel_futures=True)
+            for end in self.pipe:
+                end.close()
