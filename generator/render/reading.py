@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from xml.etree import ElementTree
 
 import html5lib
 from html5lib import constants
@@ -86,10 +87,10 @@ def too_costly(text: str) -> str | None:
 
 
 def _builder():
-    dom = html5lib.getTreeBuilder("dom")
+    etree = html5lib.getTreeBuilder("etree", ElementTree, fullTree=True)  # the whole document, doctype included
 
-    class WithLines(dom):
-        """html5lib's DOM builder, noting the line each element's start tag ends on."""
+    class WithLines(etree):
+        """html5lib's ElementTree builder, noting the line each element's start tag ends on."""
 
         where = staticmethod(lambda: 0)
 
@@ -99,10 +100,17 @@ def _builder():
 
         def elementClass(self, name, namespace=None):  # noqa: N802 (html5lib's name)
             node = super().elementClass(name, namespace)
-            self.lines[node.element] = self.where()
+            self.lines[node._element] = self.where()
             return node
 
     return WithLines
+
+
+# An attribute in a foreign namespace ("{http://www.w3.org/1999/xlink}href") by the name a browser reports
+# ("xlink:href"), from html5lib's own table of the attributes it adjusts in SVG and MathML.
+FOREIGN_ATTRIBUTES = MappingProxyType(
+    {f"{{{ns}}}{local}": name for name, (_, local, ns) in constants.adjustForeignAttributes.items()}
+)
 
 
 def error_text(code: str, data: Mapping | None) -> str:
@@ -123,19 +131,16 @@ def read_page(text: str) -> Reading:
     document = parser.parse(text)
     lines = parser.tree.lines
     elements, doctype = [], False
-    stack = list(reversed(document.childNodes))
-    while stack:
-        node = stack.pop()
-        if node.nodeType == node.DOCUMENT_TYPE_NODE:
-            doctype = doctype or (node.name or "").lower() == "html"
-        elif node.nodeType == node.ELEMENT_NODE:
-            tag = node.localName or node.tagName
-            space = NAMESPACES.get(node.namespaceURI or _HTML, "other")
-            attrs = {name: value for name, value in node.attributes.items()}
-            inline = "".join(c.data for c in node.childNodes if c.nodeType == c.TEXT_NODE)
+    for node in document.iter():  # document order
+        if node.tag == "<!DOCTYPE>":
+            doctype = doctype or (node.text or "").lower() == "html"
+        elif isinstance(node.tag, str) and node.tag.startswith("{"):  # an element (not a comment or the root)
+            namespace, _, tag = node.tag[1:].partition("}")
+            attrs = {FOREIGN_ATTRIBUTES.get(name, name): value for name, value in node.attrib.items()}
+            inline = (node.text or "") + "".join(child.tail or "" for child in node)
             text_of = inline if tag in ("script", "style") else ""
+            space = NAMESPACES.get(namespace, "other")
             elements.append(Element(tag, space, MappingProxyType(attrs), lines.get(node, 0), text_of))
-            stack.extend(reversed(node.childNodes))
     errors = tuple((line, code, MappingProxyType(dict(data or {}))) for (line, _), code, data in parser.errors)
     return Reading(tuple(elements), errors, doctype)
 
