@@ -8,6 +8,7 @@ facts into what templates need, and the figure registry reads them to draw.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Mapping
@@ -256,14 +257,20 @@ def seeded_rounds(
     mc = config.monte_carlo
     count = mc.sampled_rounds
     rng = np.random.default_rng(config.seeds.sampled_rounds + index)
-    stream = [
+    stream = (
         run_round(profiles.target, draft.distributions, rng)
         for _ in range(max(count, mc.sampled_stream_rounds, STREAM_SHOWN))
-    ]
-    first = tuple(stream[:STREAM_SHOWN])
-    sampled, later = stream[:count], stream[count:]
-    kept = next((r for r in later if _drawn(r, ACCEPTED) and not _drawn(r, REJECTED)), None)
-    rejected = next((r for r in later if _drawn(r, REJECTED)), None)
+    )
+    head = list(itertools.islice(stream, max(count, STREAM_SHOWN)))
+    first, sampled = tuple(head[:STREAM_SHOWN]), head[:count]
+    kept = rejected = None
+    for r in itertools.chain(head[count:], stream):  # the stream's later rounds, run only until both turn up
+        if kept is None and _drawn(r, ACCEPTED) and not _drawn(r, REJECTED):
+            kept = r
+        if rejected is None and _drawn(r, REJECTED):
+            rejected = r
+        if kept is not None and rejected is not None:
+            break
     if rejected is not None and not any(_drawn(r, REJECTED) for r in sampled):
         sampled[-1] = rejected
     drawn = tuple((verdict, r) for verdict, r in ((ACCEPTED, kept), (REJECTED, rejected)) if r is not None)
