@@ -237,7 +237,8 @@ def jobs(facts: Facts) -> tuple[FigureJob, ...]:
     out = []
     for spec in REGISTRY:
         function, module = spec.function.__name__, spec.function.__module__.rpartition(".")[2]
-        drawn_by = function if module == "figures" else f"{module}.{function}"  # in the manifest's inputs digest
+        # what the inputs digest (the manifest's inputs_sha256) was always taken over, so reviews compare across builds
+        drawn_by = function if module == "figures" else f"{module}.{function}"
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item is None else spec.inputs(facts, item))}
@@ -250,10 +251,10 @@ def jobs(facts: Facts) -> tuple[FigureJob, ...]:
 
 
 def drawing_code() -> tuple[Path, ...]:
-    """The source files the figures are drawn by: each drawing function's module, every module of generator/ whose
-    functions, classes or self it uses, and theirs in turn: what the manifest's code identity covers. A constant (a
-    colour, a size) names no module, so a module the drawing code takes nothing but constants from is not found
-    through that use (tests/test_facts.py compares this with the modules the drawing code imports)."""
+    """The source files the figures are drawn by, what the manifest's code identity covers: each drawing function's
+    module, every module of generator/ it refers to (a module, or a function or class of one), theirs in turn. A
+    constant (a colour, a size) names no module, so a module the drawing code takes nothing but constants from is not
+    found through that use (tests/test_facts.py compares this with the modules the drawing code imports)."""
     found: dict[str, ModuleType] = {}
     todo = [spec.function.__module__ for spec in REGISTRY]
     while todo:
