@@ -396,6 +396,7 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(
     build draws it, the manifest lists it and check finds it shown."""
     import generator.render.figure_registry as registry
     from generator.commands.check import check_site
+    from generator.render import figures
 
     def inputs(facts):
         return {
@@ -403,7 +404,7 @@ def test_a_new_figure_is_a_drawing_function_a_registry_entry_and_a_page_line(
             "rates": [(p.name, list(p.accept_rates)) for p in facts.profiles],
         }
 
-    entry = registry.FigureSpec("acceptance-again", "acceptance_bars", "site", inputs)
+    entry = registry.FigureSpec("acceptance-again", figures.acceptance_bars, "site", inputs)
     monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, entry))
     page = project / "site_src" / "pages" / "index.md"
     page.write_text(

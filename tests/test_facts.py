@@ -228,7 +228,16 @@ LAYERS = {  # module -> the generator modules it may import
     "figure_timeline": {"chart", "figure_words", "palette"},  # the opening picture, in a module of its own
     "figures_practice": {"chart", "figure_words", "figures", "palette"},  # the page "In practice"'s charts
     "figures_verifiers": {"chart", "figure_words", "figures", "palette"},  # the beyond part's charts
-    "figure_registry": {"digest", "facts", "figure_words", "figures", "practice"},  # figure_words: no drawing
+    "figure_registry": {  # the drawing modules, each importing matplotlib only where it draws
+        "digest",
+        "facts",
+        "figure_timeline",
+        "figure_words",
+        "figures",
+        "figures_practice",
+        "figures_verifiers",
+        "practice",
+    },
     "report": {"errors"},  # what a build reports; a failure as one line
     "card": {"errors"},  # matplotlib's Agg canvas
     "cache": {"digest", "paths"},  # the one cache: trusts nothing it reads
@@ -282,10 +291,10 @@ def test_the_layering_check_sees_a_forbidden_import(tmp_path):
         fake.unlink()
 
 
-def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(facts):
-    """The registry names drawing functions (planning a figure never imports the drawing code); this binds each
-    name to its module (figures.py unless the entry says another) and each job's arguments to the function's
-    signature, so a renamed function or a renamed parameter fails here rather than when a figure is next drawn."""
+def test_every_registry_job_is_drawn_by_its_entry_s_function_which_takes_its_inputs(facts):
+    """Each job's arguments bind to its drawing function's signature, so a renamed parameter fails here rather
+    than when a figure is next drawn; the job names (for the manifest and the figure's credit line) the function
+    that draws it and its module."""
     import inspect
 
     from generator.render import figure_registry
@@ -293,22 +302,35 @@ def test_every_registry_entry_names_a_drawing_function_that_takes_its_inputs(fac
     jobs = figure_registry.jobs(facts)
     assert {j.ref.key for j in jobs} == {spec.key for spec in figure_registry.REGISTRY}
     for job in jobs:
-        draw = figure_registry.drawing_function(job.ref.function, job.ref.module)
-        assert inspect.isfunction(draw) and draw.__module__ == f"generator.render.{job.ref.module}", job.ref.function
-        inspect.signature(draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
+        assert job.draw is next(s.function for s in figure_registry.REGISTRY if s.key == job.ref.key)
+        assert f"generator.render.{job.ref.module}.{job.ref.function}" == f"{job.draw.__module__}.{job.draw.__name__}"
+        inspect.signature(job.draw).bind(**job.kwargs)  # raises TypeError on a missing or unknown argument
 
 
-def test_the_manifest_names_as_drawing_code_exactly_what_figures_py_imports():
-    """assemble.DRAWING_CODE is a list kept by hand: this keeps it equal to the drawing modules (every module a
-    registry entry names) and their imports within render/."""
+def _imported_files(path: Path) -> set[Path]:
+    """The files of generator/ a file imports, read from its import statements."""
+    package = path.relative_to(ROOT).with_suffix("").parts[:-1]  # ("generator", "render")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("generator.")):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            modules = [(*base, *node.module.split("."))] if node.module else [(*base, a.name) for a in node.names]
+            found |= {f for f in (ROOT.joinpath(*m).with_suffix(".py") for m in modules) if f.is_file()}
+    return found
+
+
+def test_the_manifest_s_drawing_code_is_every_module_the_drawing_functions_import():
+    """The manifest's code identity covers figure_registry.drawing_code(): the drawing functions' modules and,
+    in turn, every module of generator/ they import (found there by what the code uses, here by the import
+    statements). A module the drawing code takes only constants from is missed there: this says so."""
     from generator.render import figure_registry
-    from generator.site.assemble import DRAWING_CODE
 
-    modules = {spec.module for spec in figure_registry.REGISTRY}
-    found = modules | {
-        name
-        for module in modules
-        for name in _imports(ROOT / "generator" / "render" / f"{module}.py")
-        if (ROOT / "generator" / "render" / f"{name}.py").is_file()
-    }
-    assert sorted(f"{name}.py" for name in found) == sorted(DRAWING_CODE)
+    todo = [ROOT.joinpath(*spec.function.__module__.split(".")).with_suffix(".py") for spec in figure_registry.REGISTRY]
+    found: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path not in found:
+            found.add(path)
+            todo += _imported_files(path)
+    assert {"chart.py", "palette.py", "figure_words.py", "decimals.py"} <= {p.name for p in found}  # the control
+    assert sorted(figure_registry.drawing_code()) == sorted(found)

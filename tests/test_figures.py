@@ -364,23 +364,23 @@ def test_draw_returns_both_variants_and_turns_a_collision_into_one_line():
     from generator.render.palette import dark
 
     def job(function, **kwargs):
-        return SimpleNamespace(name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=function))
+        return SimpleNamespace(name=kwargs["name"], draw=function, kwargs=kwargs)
 
     rates = [("aligned", ALIGNED_ALPHAS), ("divergent", DIVERGENT_ALPHAS)]
     name, light, night, alt, caption = figures.draw(
-        job("acceptance_bars", name="acceptance", labels=LABELS[:5], rates=rates)
+        job(figures.acceptance_bars, name="acceptance", labels=LABELS[:5], rates=rates)
     )
     assert (name, night) == ("acceptance", dark(light)) and alt and caption
     crowded = [f"the position called number {i}" for i in range(1, 6)]  # labels far wider than their slots
     with pytest.raises(figures.FigureError) as caught:
-        figures.draw(job("acceptance_bars", name="acceptance", labels=crowded, rates=rates))
+        figures.draw(job(figures.acceptance_bars, name="acceptance", labels=crowded, rates=rates))
     assert re.fullmatch(r'generator/render/figures\.py: acceptance: text "[^"]+" overlaps "[^"]+"', str(caught.value))
     with pytest.raises(
         figures.FigureError,
         match=r"^generator/render/figures\.py: e: error_vs_samples\(\) failed: "
         r"ValueError: .*positive",
     ):
-        figures.draw(job("error_vs_samples", name="e", series=[("empty", [(100, 0.0)])], title="t"))
+        figures.draw(job(figures.error_vs_samples, name="e", series=[("empty", [(100, 0.0)])], title="t"))
 
 
 def test_dark_variant_swaps_every_colour_and_nothing_else(drawn):

@@ -1,5 +1,5 @@
 """The beyond part's charts (generator/render/figures_verifiers.py): drawn through figures.draw as the registry
-names them (function and module), legible on a phone, every text at least the house minimum, and their words
+hands them over, legible on a phone, every text at least the house minimum, and their words
 carrying the numbers."""
 
 import re
@@ -25,12 +25,8 @@ def by_k(rule, rows):
 
 
 def job(function, **kwargs):
-    """A registry job for a function of figures_verifiers.py, named "module.function" here for short."""
-    module, _, name = function.partition(".")
-    draw = getattr(figures_verifiers, name, None)
-    return SimpleNamespace(
-        name=kwargs["name"], kwargs=kwargs, ref=SimpleNamespace(function=name, module=module), draw=draw
-    )
+    """A registry job: the figure's name, its drawing function and the arguments it is called with."""
+    return SimpleNamespace(name=kwargs["name"], draw=function, kwargs=kwargs)
 
 
 def drafts():
@@ -49,7 +45,7 @@ def legible(svg: str) -> None:
 
 def test_block_against_tokenwise_is_drawn_with_its_numbers_in_words():
     name, light, night, alt, caption = figures.draw(
-        job("figures_verifiers.block_vs_tokenwise", name="block", drafts=drafts(), ks=[1, 2, 3, 4, 5])
+        job(figures_verifiers.block_vs_tokenwise, name="block", drafts=drafts(), ks=[1, 2, 3, 4, 5])
     )
     assert (name, night) == ("block", dark(light))
     legible(light)
@@ -60,7 +56,7 @@ def test_block_against_tokenwise_is_drawn_with_its_numbers_in_words():
 def test_tree_against_chain_is_drawn_with_its_numbers_in_words():
     tree = v.best_tree_accepted(T, 16)
     _, light, _, alt, caption = figures.draw(
-        job("figures_verifiers.tree_vs_chain", name="tree", tree=list(tree), chains=drafts())
+        job(figures_verifiers.tree_vs_chain, name="tree", tree=list(tree), chains=drafts())
     )
     legible(light)
     assert str(tree[-1]) in caption and str(tree[4]) in caption and "with 16" in caption
@@ -68,10 +64,13 @@ def test_tree_against_chain_is_drawn_with_its_numbers_in_words():
 
 def test_three_drafts_and_a_short_tree_still_draw_without_a_collision():
     three = [*drafts(), ("A third draft", [F(1, 2)] * 5, [F(3, 5)] * 5)]
-    figures.draw(job("figures_verifiers.block_vs_tokenwise", name="b3", drafts=three, ks=[1, 2, 3, 4, 5]))
-    figures.draw(job("figures_verifiers.tree_vs_chain", name="t3", tree=[F(1, 2), F(3, 4), F(1)], chains=three))
+    figures.draw(job(figures_verifiers.block_vs_tokenwise, name="b3", drafts=three, ks=[1, 2, 3, 4, 5]))
+    figures.draw(job(figures_verifiers.tree_vs_chain, name="t3", tree=[F(1, 2), F(3, 4), F(1)], chains=three))
 
 
-def test_an_unknown_dotted_name_is_one_line():
-    with pytest.raises(figures.FigureError, match="no drawing function named nothing"):
-        figures.draw(job("figures_verifiers.nothing", name="x"))
+def test_a_chart_that_raises_is_one_line_naming_its_own_module():
+    with pytest.raises(
+        figures.FigureFailed,
+        match=r"^generator/render/figures_verifiers\.py: t0: tree_vs_chain\(\) failed: ValueError: ",
+    ):
+        figures.draw(job(figures_verifiers.tree_vs_chain, name="t0", tree=[], chains=drafts()))

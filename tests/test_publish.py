@@ -231,7 +231,7 @@ def test_pages_that_print_numbers_link_to_the_data_and_the_data_is_published(sit
 def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites):
     _, plain, _ = sites
     manifest = json.loads((plain / "figures" / "manifest.json").read_text(encoding="utf-8"))["figures"]
-    modules = {spec.function: spec.module for spec in figure_registry.REGISTRY}  # the module each function is in
+    modules = {spec.function.__name__: spec.function.__module__ for spec in figure_registry.REGISTRY}
     seen = 0
     for page in plain.glob("*.html"):
         for name, body in re.findall(
@@ -239,8 +239,8 @@ def test_each_figure_links_to_its_svg_and_names_the_function_that_drew_it(sites)
         ):
             assert f'<a href="figures/{name}.svg"' in body
             function = manifest[name]["inputs"]["function"]
-            module = modules[function]
-            assert f"<code>{function}()</code> in <code>generator/render/{module}.py</code>" in body
+            module = modules[function].replace(".", "/")
+            assert f"<code>{function}()</code> in <code>{module}.py</code>" in body
             seen += 1
     assert seen >= len(manifest)
 

@@ -203,7 +203,7 @@ class FigureRef:
     each: str  # what the entry draws one figure for: "site", "profile" or "speedup" (a speedup panel)
     item_id: str | None  # the profile's or panel's id; None for a site-wide figure
     name: str  # the file stem: key, or key-item_id
-    function: str  # the drawing function's name in figures.py, for the manifest
+    function: str  # the drawing function's name, for the manifest and the figure's credit line
     inputs: str  # a digest of the drawing function's name and arguments
     module: str = "figures"  # the module of generator/render/ holding the drawing function
 

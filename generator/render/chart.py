@@ -1,8 +1,9 @@
 """The canvas every figure is drawn on: the style, the layout helpers, the collision check and the SVG.
 
 figures.py draws each chart on a canvas() inside style(name) (the @figure decorator) and ends with finish(),
-which writes the SVG and then compares every pair of texts with matplotlib's own measurements. Imported by
-figures.py alone, so the build imports matplotlib only when it draws a figure.
+which writes the SVG and then compares every pair of texts with matplotlib's own measurements. matplotlib is
+imported inside the functions that draw, not at the top: the figure registry imports the drawing modules on every
+build to plan the figures, and a build that finds every figure in its cache draws none.
 """
 
 from __future__ import annotations
@@ -13,13 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure as Canvas
-from matplotlib.patches import FancyBboxPatch
-from matplotlib.text import Text
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from typing import TYPE_CHECKING
 
 from .palette import CARD, CARD_EDGE, DRAFT, FAINT, INK, PALETTE, RESIDUAL, TARGET
 
@@ -35,6 +30,10 @@ FONTS = ("DejaVu Sans", "Bitstream Vera Sans", "Liberation Sans", "Arimo", "Aria
 SERIES_HATCHES = ("", "xx", "---", "|||", "++")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SOURCE = __name__.rpartition(".")[0].replace(".", "/") + "/figures.py"  # named in a refused figure's error
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as Canvas
+    from matplotlib.text import Text
 
 
 @dataclass(frozen=True)
@@ -52,12 +51,14 @@ class FigureError(Exception):
 
 
 class FigureFailed(FigureError):
-    """A drawing function that raised (or is missing): a fault of the figure's code, named as such, where a
+    """A drawing function that raised: a fault of the figure's code, named as such, where a
     plain FigureError (texts that overlap or leave the figure) is the data's doing."""
 
 
 def style(name: str) -> dict:
     """Every matplotlib setting a figure is drawn and written with; the hash salt is the figure's own name."""
+    import matplotlib
+
     return {
         "font.family": ["sans-serif"],
         "font.sans-serif": list(FONTS),
@@ -112,6 +113,8 @@ def figure(function: Callable) -> Callable:
 
     @functools.wraps(function)
     def drawn(name: str, *args, **kwargs):
+        import matplotlib
+
         with matplotlib.rc_context(style(name)):
             return function(name, *args, **kwargs)
 
@@ -123,6 +126,10 @@ def figure(function: Callable) -> Callable:
 
 def canvas(height: float) -> Canvas:
     """A figure WIDTH inches wide on its own rounded card, laid out by matplotlib's constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as Canvas
+    from matplotlib.patches import FancyBboxPatch
+
     fig = Canvas(figsize=(WIDTH, height), layout="constrained")
     FigureCanvasAgg(fig)
     fig.get_layout_engine().set(w_pad=8 / 72, h_pad=8 / 72, wspace=0.04, hspace=0.04)
@@ -145,6 +152,8 @@ def canvas(height: float) -> Canvas:
 
 def drawn_texts(fig: Canvas) -> list[Text]:
     """Every text the figure shows: visible, not blank, and for a tick label, its tick inside the axis' view."""
+    from matplotlib.text import Text
+
     hidden = set()
     for ax in fig.axes:
         for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
@@ -202,6 +211,8 @@ def render_svg(name: str, draw_on: Callable[[Canvas], None], height: float = 3.0
 
 def text_width(fig: Canvas, text: str, size: float = FONT) -> float:
     """A text's width in points as matplotlib sets it in this figure."""
+    from matplotlib.text import Text
+
     probe = Text(0, 0, text, fontsize=size, figure=fig)
     return probe.get_window_extent(fig.canvas.get_renderer()).width
 
@@ -269,6 +280,8 @@ def bar_axes(
     label: Callable[[float], str] = "{:g}".format,
 ) -> None:
     """A bar chart's axes: unmarked ticks under the bars, and the y axis labelled at yticks with a grid behind."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
     ax.set_xlim(*xlim)
     ax.set_ylim(0, ymax)
     ax.xaxis.set_major_locator(FixedLocator(xticks))
@@ -313,6 +326,8 @@ def log_log(
     xlabel: Callable[[float], str] = "{:g}".format,
 ) -> None:
     """Both axes logarithmic, labelled at the given ticks alone (no minor ones), with a grid behind the data."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*xlim)

@@ -1,4 +1,4 @@
-"""Which figures the site has: for each, its drawing function in figures.py and the facts it is drawn from.
+"""Which figures the site has: for each, its drawing function and the facts it is drawn from.
 
 One entry per kind of figure. `each` says what one figure is drawn for: the whole site, every
 profile, or every speedup panel; the figure's name is the entry's key, followed by the profile's or
@@ -6,53 +6,47 @@ panel's id. Pages show a figure through the views (`site.figure[key]`, `p.figure
 `panel.figures[key]`), never by spelling its name, and `check` fails on a figure drawn and never
 shown or shown and never drawn.
 
-Adding a figure: a function in figures.py, an entry here, a `widget("figure", ...)` on a page. A function in a
-module of its own (figure_timeline.py, figures_practice.py, figures_verifiers.py) is named by its spec's `module`.
+Adding a figure: a function in figures.py (or a module of its own, as figure_timeline.py, figures_practice.py and
+figures_verifiers.py are), an entry here, a `widget("figure", ...)` on a page.
+
+The drawing modules are imported on every build, to plan the figures; they import matplotlib only inside the
+functions that draw, so a build that finds every figure in its cache never loads it.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ..digest import digest
 from ..model.facts import Facts, FigureRef, ProfileFacts, SpeedupPanel
 from ..model.practice import PracticeFacts
+from . import figure_timeline, figures, figures_practice, figures_verifiers
 from .figure_words import timeline_span
-
-if TYPE_CHECKING:
-    from . import figures
 
 
 @dataclass(frozen=True)
 class FigureSpec:
     key: str
-    function: str  # the drawing function in figures.py, by name: planning a figure never imports the drawing code
+    function: Callable[..., figures.Figure]  # the drawing function
     each: str  # "site", "profile", "speedup" or "practice" (drawn once, when the site has that page)
     inputs: Callable[..., dict[str, Any]]  # (facts) for "site"; (facts, item) otherwise
-    module: str = "figures"  # the module of render/ the function is in
-
-
-def drawing_function(name: str, module: str = "figures") -> Callable[..., figures.Figure]:
-    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
 @dataclass(frozen=True)
 class FigureJob:
     ref: FigureRef
+    draw: Callable[..., figures.Figure]  # the spec's function, called with kwargs
     kwargs: dict[str, Any]
 
     @property
     def name(self) -> str:
         return self.ref.name
-
-    @property
-    def draw(self) -> Callable[..., figures.Figure]:
-        """figures.py's function for this figure, imported only when a figure is drawn."""
-        return drawing_function(self.ref.function, self.ref.module)
 
 
 def _labels(facts: Facts) -> list[str]:
@@ -209,20 +203,20 @@ def _tree_vs_chain(facts: Facts) -> dict:
 
 
 REGISTRY: tuple[FigureSpec, ...] = (
-    FigureSpec("timeline", "timeline", "site", _timeline, module="figure_timeline"),
-    FigureSpec("profile", "profile_bars", "profile", _profile_bars),
-    FigureSpec("convergence", "convergence_histograms", "profile", _convergence),
-    FigureSpec("error-vs-samples", "error_vs_samples", "profile", _error_vs_samples),
-    FigureSpec("error-vs-samples-random", "error_vs_samples", "site", _error_vs_samples_random),
-    FigureSpec("round-lengths", "round_length_distribution", "site", _round_lengths),
-    FigureSpec("acceptance", "acceptance_bars", "site", _acceptance),
-    FigureSpec("speedup-vs-k", "speedup_vs_k", "speedup", _speedup_vs_k),
-    FigureSpec("roofline", "roofline", "site", _roofline),
-    FigureSpec("exactness", "exactness", "site", _exactness),
-    FigureSpec("k-sweep", "k_sweep", "practice", _k_sweep, "figures_practice"),
-    FigureSpec("batch-speedup", "batch_speedup", "practice", _batch_speedup, "figures_practice"),
-    FigureSpec("block-vs-tokenwise", "block_vs_tokenwise", "site", _block_vs_tokenwise, "figures_verifiers"),
-    FigureSpec("tree-vs-chain", "tree_vs_chain", "site", _tree_vs_chain, "figures_verifiers"),
+    FigureSpec("timeline", figure_timeline.timeline, "site", _timeline),
+    FigureSpec("profile", figures.profile_bars, "profile", _profile_bars),
+    FigureSpec("convergence", figures.convergence_histograms, "profile", _convergence),
+    FigureSpec("error-vs-samples", figures.error_vs_samples, "profile", _error_vs_samples),
+    FigureSpec("error-vs-samples-random", figures.error_vs_samples, "site", _error_vs_samples_random),
+    FigureSpec("round-lengths", figures.round_length_distribution, "site", _round_lengths),
+    FigureSpec("acceptance", figures.acceptance_bars, "site", _acceptance),
+    FigureSpec("speedup-vs-k", figures.speedup_vs_k, "speedup", _speedup_vs_k),
+    FigureSpec("roofline", figures.roofline, "site", _roofline),
+    FigureSpec("exactness", figures.exactness, "site", _exactness),
+    FigureSpec("k-sweep", figures_practice.k_sweep, "practice", _k_sweep),
+    FigureSpec("batch-speedup", figures_practice.batch_speedup, "practice", _batch_speedup),
+    FigureSpec("block-vs-tokenwise", figures_verifiers.block_vs_tokenwise, "site", _block_vs_tokenwise),
+    FigureSpec("tree-vs-chain", figures_verifiers.tree_vs_chain, "site", _tree_vs_chain),
 )
 
 
@@ -242,13 +236,34 @@ def jobs(facts: Facts) -> tuple[FigureJob, ...]:
     """Every figure the site shows, with the arguments its drawing function is called with."""
     out = []
     for spec in REGISTRY:
+        function, module = spec.function.__name__, spec.function.__module__.rpartition(".")[2]
+        # what the inputs digest (the manifest's inputs_sha256) was always taken over, so reviews compare across builds
+        drawn_by = function if module == "figures" else f"{module}.{function}"
         for item_id, item in _items(facts, spec.each):
             name = spec.key if item_id is None else f"{spec.key}-{item_id}"
             kwargs = {"name": name, **(spec.inputs(facts) if item is None else spec.inputs(facts, item))}
-            drawn_by = spec.function if spec.module == "figures" else f"{spec.module}.{spec.function}"
-            ref = FigureRef(spec.key, spec.each, item_id, name, spec.function, digest(drawn_by, kwargs), spec.module)
-            out.append(FigureJob(ref, kwargs))
+            ref = FigureRef(spec.key, spec.each, item_id, name, function, digest(drawn_by, kwargs), module)
+            out.append(FigureJob(ref, spec.function, kwargs))
     names = [j.name for j in out]
     if len(set(names)) != len(names):
         raise AssertionError(f"two figures share a name: {sorted(n for n in names if names.count(n) > 1)}")
     return tuple(out)
+
+
+def drawing_code() -> tuple[Path, ...]:
+    """The source files the figures are drawn by, what the manifest's code identity covers: each drawing function's
+    module, every module of generator/ it refers to (a module, or a function or class of one), theirs in turn. A
+    constant (a colour, a size) names no module, so a module the drawing code takes nothing but constants from is not
+    found through that use (tests/test_facts.py compares this with the modules the drawing code imports)."""
+    found: dict[str, ModuleType] = {}
+    todo = [spec.function.__module__ for spec in REGISTRY]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found[name] = import_module(name)  # imported already: this only looks it up
+        for value in vars(found[name]).values():
+            used = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+            if isinstance(used, str) and used.startswith("generator."):
+                todo.append(used)
+    return tuple(sorted(Path(module.__file__) for module in found.values()))

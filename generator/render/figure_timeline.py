@@ -14,9 +14,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from types import MappingProxyType
 
-from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, NullLocator
-
 from .chart import WIDTH, Figure, canvas, figure, finish, heading, text_width, wrap
 from .figure_words import Number, decimal, exact, timeline_span, timeline_words
 from .palette import ACCEPTED, CARD, DRAFT, INK, MUTED, ON_LIGHT, RESIDUAL, TARGET
@@ -86,6 +83,9 @@ def timeline(
     sampled first, in order, each as (proposals accepted, whether the bonus was drawn). A plain pass costs
     `verify_step`; a round is `k` draft steps of `draft_step` and one checking pass, `round_cost` in all.
     """
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FixedLocator, NullLocator
+
     passes = Fraction(round_cost) / Fraction(verify_step)  # one round, in target passes
     probe = canvas(1)
     room = WIDTH * 72 - 24

@@ -8,6 +8,9 @@ Every chart is drawn on chart.py's canvas, in its style: for a phone's column fi
 font it was measured in, the same bytes from build to build, and refused if any two texts collide. Colours come
 from palette.py by role, and draw() makes the dark variant by mapping them (palette.dark). Colour never carries
 meaning alone: each colour is paired with a hatch, a marker, a line style or a label.
+
+Each function imports the parts of matplotlib it draws with itself: the figure registry imports this module on
+every build, and a build whose figures all come from the cache never loads matplotlib.
 """
 
 from __future__ import annotations
@@ -17,11 +20,6 @@ import re
 import statistics
 from collections.abc import Sequence
 
-import matplotlib
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter
-
 from .. import decimals
 from . import figure_words as words
 from . import palette
@@ -30,7 +28,6 @@ from .chart import (
     FONT,
     MARKERS,
     PROPOSED_BAR,
-    SOURCE,
     TARGET_BAR,
     WIDTH,
     Figure,
@@ -57,18 +54,17 @@ from .palette import ACCEPTED, GREY, INK, MUTED, PALETTE, RESIDUAL, TARGET
 
 
 def draw(job) -> tuple[str, str, str, str, str]:
-    """Draw one registry job: (name, light SVG, dark SVG, alt, caption), or FigureError with one line."""
-    module = getattr(job.ref, "module", "figures")  # a plain namespace (in tests) means figures.py
-    function = globals().get(job.ref.function) if module == "figures" else job.draw
-    if not callable(function):
-        raise FigureFailed(f"{SOURCE}: {job.name}: no drawing function named {job.ref.function}")
+    """Draw one registry job (its name, its drawing function `draw` and the arguments `kwargs` it is called with):
+    (name, light SVG, dark SVG, alt, caption), or FigureError with one line, naming the function's module if the
+    function raised."""
     try:
-        f = function(**job.kwargs)
+        f = job.draw(**job.kwargs)
         return (f.name, f.svg, palette.dark(f.svg), f.alt, f.caption)
     except FigureError:
         raise
     except Exception as exc:
-        raise FigureFailed(f"{SOURCE}: {job.name}: {job.ref.function}() failed: {type(exc).__name__}: {exc}") from None
+        where, name = job.draw.__module__.replace(".", "/") + ".py", job.draw.__name__
+        raise FigureFailed(f"{where}: {job.name}: {name}() failed: {type(exc).__name__}: {exc}") from None
 
 
 # --- 1. the two distributions at each position ---------------------------------------------------
@@ -90,6 +86,8 @@ def profile_bars(
     p is a solid bar, the draft q an outline beside it, the proposed token's outline hatched and marked; the
     bonus position has only the target.
     """
+    from matplotlib.patches import Patch
+
     tokens = list(tokens)
     k = len(draft_rows)
     props = [tokens.index(p) if isinstance(p, str) else int(p) for p in proposals]
@@ -161,6 +159,9 @@ def convergence_histograms(
     title: str,
 ) -> Figure:
     """The target p as solid bars, what the sampler committed as a mark: agreement is a mark on its bar's top."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     tokens = list(tokens)
     m = len(position_labels)
     counts = [int(s) for s in samples]
@@ -209,6 +210,8 @@ def error_vs_samples(
     slope is the curves' mean fitted log-log slope, as the analysis computed it; None leaves it unsaid. Up to
     MANY series share one chart; more are drawn as small multiples, each panel one series over the others in grey.
     """
+    from matplotlib.lines import Line2D
+
     clean = [(label, [(int(n), float(e)) for n, e in points if n > 0 and float(e) > 0]) for label, points in series]
     drawn = [(label, pts) for label, pts in clean if pts]
     everything = [pt for _, pts in drawn for pt in pts]
@@ -296,6 +299,10 @@ def round_length_distribution(
 
     expected holds each series' E[N], as the analysis computed it.
     """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
     m = len(series)
     n_values = list(range(1, k + 2))
     width = 0.8 / m
@@ -336,7 +343,7 @@ def round_length_distribution(
                 va="center",
             )
         handles.append((Patch(**bar_style(i)), Line2D([], [], **pin)))
-    yticks = [v for v in matplotlib.ticker.MaxNLocator(4).tick_values(0, top) if 0 <= v <= top * 1.1]
+    yticks = [v for v in MaxNLocator(4).tick_values(0, top) if 0 <= v <= top * 1.1]
     bar_axes(ax, (0.4, k + 1.6), ymax, n_values, yticks, decimals.pct)
     ax.set_xlabel(
         wrap(
@@ -366,6 +373,9 @@ def speedup_vs_k(
 ) -> Figure:
     """Each curve rises while another draft token is likely to be kept and falls once it mostly costs; the star is
     the turn. cost is the draft's cost per token as a fraction of a target step (c); the title names it."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
     ks = sorted({int(kk) for _, pts in curves for kk, _ in pts})
     values = [float(s) for _, pts in curves for _, s in pts] + [1.0]
     best_of = {label: (kk, s) for label, kk, s in best}
@@ -410,8 +420,8 @@ def speedup_vs_k(
     labels += ["best K", "no gain (1\u00d7)"]
     ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
     ax.set_ylim(min(0.8, lo - 0.1), hi + 0.12 * (hi - min(lo, 1)))
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(8, integer=True))
-    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}\u00d7"))
     ax.grid(axis="y")
     ax.set_axisbelow(True)
@@ -496,6 +506,8 @@ def roofline(
 @figure
 def acceptance_bars(name: str, labels: Sequence[str], rates: Sequence[tuple[str, Sequence[Number]]]) -> Figure:
     """Grouped bars with their exact values printed on them (where they fit), since the text quotes those fractions."""
+    from matplotlib.patches import Patch
+
     m = len(rates)
     width = 0.8 / m
     shown = [re.sub(r"^position\s+", "", str(lab)) for lab in labels]  # the axis title says "position"
@@ -539,6 +551,8 @@ def exactness(
 
     Each panel is (draft name, position, p, q, min(p, q), (1 - alpha) r, alpha), exact numbers from the facts.
     """
+    from matplotlib.patches import Patch
+
     tokens = list(tokens)
     w = 0.27  # three bars a token: p, the stack that rebuilds it, q
     top = max(float(v) for _, _, p, q, *_ in panels for v in (*p, *q))

@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
 from .chart import FONT, MARKERS, WIDTH, canvas, figure, finish, heading, text_width, wrap
 from .figure_words import Number, decimal
 from .figures import Figure
@@ -23,6 +21,8 @@ STYLES = (
 
 
 def _axes(ax, xticks: Sequence[float]) -> None:
+    from matplotlib.ticker import FixedLocator, NullLocator
+
     ax.xaxis.set_major_locator(FixedLocator(list(xticks)))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.grid(True)
@@ -54,6 +54,8 @@ def k_sweep(
 ) -> Figure:
     """Two panels over the draft length K: mean acceptance length (rising) and time per output token (a U),
     with plain decoding's time as a line and each draft's fastest K marked. drafts: (name, lengths, ms, best K)."""
+    from matplotlib.ticker import FuncFormatter
+
     fig = canvas(5.6)
     top, bottom = fig.subplots(2, 1, sharex=True)
     handles = []
@@ -107,6 +109,8 @@ def batch_speedup(
 ) -> Figure:
     """Modelled speedup against batch size b (log scale) for each draft, a line at 1, the knee b(K + 1) = X
     marked. Labelled as a model on the chart itself."""
+    from matplotlib.ticker import FuncFormatter
+
     fig = canvas(4.4)
     ax = fig.add_subplot()
     ax.set_xscale("log", base=2)

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-import matplotlib
-
 from .chart import MARKERS, SERIES_COLOURS, canvas, figure, finish, heading
 from .figure_words import Number, and_, decimal
 from .figures import Figure
@@ -36,6 +34,8 @@ def block_vs_tokenwise(
 ) -> Figure:
     """Expected accepted proposals against the draft length K, per draft: token by token (dashed, open markers)
     and as a block (solid, filled). drafts holds (name, token-wise values, block values) for K in ks."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
     fig = canvas(3.9)
     ax = fig.add_subplot()
     handles, labels = [], []
@@ -47,8 +47,8 @@ def block_vs_tokenwise(
         top = max(top, *(float(x) for x in block))
     ax.set_xlim(ks[0] - 0.3, ks[-1] + 0.3)
     ax.set_ylim(0, top * 1.12)
-    ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(list(ks)))
-    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
+    ax.xaxis.set_major_locator(FixedLocator(list(ks)))
+    ax.yaxis.set_major_locator(MaxNLocator(5))
     ax.grid(axis="y")
     ax.set_axisbelow(True)
     ax.set_xlabel("draft length K")
@@ -84,6 +84,8 @@ def tree_vs_chain(
     """The best token tree's expected accepted tokens against its number of nodes n (the n most probable target
     prefixes), beside each draft's K-proposal chain (K nodes) checked token by token and as a block. The canvas
     grows with the legend (one line per series), so the plot keeps its height however many drafts there are."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = canvas(3.0 + 0.22 * (1 + 2 * len(chains)))
     ax = fig.add_subplot()
     ns = list(range(1, len(tree) + 1))
@@ -99,8 +101,8 @@ def tree_vs_chain(
         top = max(top, *(float(x) for x in block))
     ax.set_xlim(0.5, ns[-1] + 0.5)
     ax.set_ylim(0, top * 1.12)
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(8, integer=True))
-    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
+    ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(5))
     ax.grid(axis="y")
     ax.set_axisbelow(True)
     ax.set_xlabel("nodes verified in one pass")

@@ -15,18 +15,7 @@ from typing import Any
 
 from ..model.config import SiteConfig
 from ..model.facts import Facts, FigureRef
-from .cache import PACKAGE
-
-DRAWING_CODE = (
-    "figures.py",
-    "figures_practice.py",
-    "figure_timeline.py",
-    "chart.py",
-    "decimals.py",
-    "figure_words.py",
-    "palette.py",
-    "figures_verifiers.py",
-)  # figures.py and what it imports, and the figures drawn beside it
+from ..render.figure_registry import drawing_code
 
 
 def manifest(figures: dict[str, tuple]) -> bytes:
@@ -34,8 +23,8 @@ def manifest(figures: dict[str, tuple]) -> bytes:
     tells a data change from a code change (the cache's keys cover every source file; this is only what a
     reviewer is told)."""
     h = hashlib.sha256()
-    for name in DRAWING_CODE:
-        h.update((PACKAGE / "render" / name).read_bytes())
+    for path in drawing_code():
+        h.update(path.read_bytes())
     code = h.hexdigest()
     entries = {
         name: {
