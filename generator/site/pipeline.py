@@ -276,7 +276,7 @@ def start_figures(config: SiteConfig, facts: Facts, cache: Cache, helpers: Helpe
     data = config.profiles_path()
     started = {}
     for job in jobs(facts):
-        key = (job.ref.function, job.ref.inputs, versions)
+        key = (job.ref.module, job.ref.function, job.ref.inputs, versions)
         started[job.name] = (job, key, later(cache, helpers, "figure", key, FIGURE, draw_one, job, data))
     inputs = card_inputs(config, facts)
     key = (inputs, [library_version(name) for name in ("pillow", "matplotlib")])  # Pillow uses matplotlib's fonts
