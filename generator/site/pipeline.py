@@ -1,10 +1,12 @@
 """The build, top to bottom: data -> facts -> playground -> figures -> pages -> a fresh folder swapped in whole.
 
-`build` below calls one stage after another; each stage is a plain function from values to values. Three
+`build` below calls one stage after another; each stage is a plain function from values to values. Four
 kinds of result are slow enough to keep between builds, and each goes through the one cache (cache.py) as a
 wrapper around the function that computes it: the Monte Carlo runs inside the facts, each kind of the
-playground's training and measurement, and each figure. Everything else is computed again on every build:
-it takes less time than checking whether it could be reused.
+playground's training and measurement, each figure and the social card. Everything else is computed again on
+every build: it takes less time than checking whether it could be reused. What the cache lacks of the last
+three is started first, in two helper processes (helpers.py), and read when the stage needs it, so that on a
+cold build the playground trains and the figures draw while this process computes the facts.
 
 The values become files in assemble.py (the figures, numbers and data files, then the pages through
 render/pages.py); the files are written to a fresh folder beside the target and swapped into place only
@@ -50,7 +52,6 @@ MONTE_CARLO = MappingProxyType(
 )
 FIGURE = tuple[str, str, str, str, str]  # figures.draw's (name, light SVG, dark SVG, alt, caption)
 PLAYGROUND_KIND = tuple[dict[str, Any], str, str | None]  # (trained and measured pair, corpus, licence)
-CARD = "social-card"  # the card's place among the figures started
 TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
 
 
@@ -70,10 +71,11 @@ def build(
     with Helpers() as helpers:  # what the cache lacks of the playground and the figures is made beside the facts
         pairs = report.timed("playground", lambda: start_playground(config, profiles, cache, helpers))
         facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
-        drawing = report.timed("figures", lambda: start_figures(config, facts, cache, helpers))
+        drawing = report.timed("figures", lambda: start_figures(facts, cache, helpers, config.profiles_path()))
+        drawing_card = report.timed("figures", lambda: start_card(config, facts, cache, helpers))
         playground = report.timed("playground", lambda: train_playground(config, profiles, cache, pairs))
-        figures = report.timed("figures", lambda: draw_figures(facts, cache, drawing, progress))
-        card = report.timed("figures", lambda: social_card(cache, drawing))
+        figures = report.timed("figures", lambda: draw_figures(cache, drawing, progress))
+        card = report.timed("figures", lambda: social_card(cache, drawing_card))
     info = report.timed("load", lambda: build_info(site_url(config.site_url, config.source), root))
     tree = report.timed("analysis", lambda: target_numbers(profiles.target))
     quoted = Path(practice.path) if practice is not None else None  # published beside the profiles
@@ -167,7 +169,7 @@ def later(cache: Cache, helpers: Helpers, kind: str, key: Any, shape: Any, funct
     """What get_or_compute should call for this value: function(*args), started now in a helper process when the
     cache lacks the value, so that it is ready (or nearly) by the time it is asked for."""
     if cache.has(kind, key, shape):
-        return partial(function, *args)  # not called: get_or_compute finds the value
+        return partial(function, *args)  # called here only if the value found fails get_or_compute's check
     return helpers.submit(function, *args).result
 
 
@@ -266,33 +268,27 @@ def playground_kind(
 # --- figures and the social card -----------------------------------------------------------------
 
 
-def start_figures(config: SiteConfig, facts: Facts, cache: Cache, helpers: Helpers) -> dict[str, tuple]:
-    """Every figure the registry lists, and the social card: {name: (job, cache key, compute)}. Each is cached by
-    its drawing function and a digest of exactly what it is drawn from; one the cache lacks is started in a
-    helper process."""
+def start_figures(facts: Facts, cache: Cache, helpers: Helpers, data: Path) -> dict[str, tuple]:
+    """Every figure the registry lists: {name: (job, cache key, compute)}. Each is cached by its drawing function
+    and a digest of exactly what it is drawn from; one the cache lacks is started in a helper process."""
     from ..render.figure_registry import jobs
 
     versions = [library_version(name) for name in ("matplotlib", "numpy")]
-    data = config.profiles_path()
     started = {}
     for job in jobs(facts):
         key = (job.ref.module, job.ref.function, job.ref.inputs, versions)
         started[job.name] = (job, key, later(cache, helpers, "figure", key, FIGURE, draw_one, job, data))
-    inputs = card_inputs(config, facts)
-    key = (inputs, [library_version(name) for name in ("pillow", "matplotlib")])  # Pillow uses matplotlib's fonts
-    started[CARD] = (None, key, later(cache, helpers, "card", key, str, draw_card, inputs))
     return started
 
 
-def draw_figures(facts: Facts, cache: Cache, started: dict, progress: Progress | None = None) -> dict[str, tuple]:
+def draw_figures(cache: Cache, started: dict, progress: Progress | None = None) -> dict[str, tuple]:
     """Every figure, by name: (name, light SVG, dark SVG, alt, caption, its FigureRef)."""
     drawn = {}
-    jobs = [(name, job, key, compute) for name, (job, key, compute) in started.items() if name != CARD]
-    for count, (name, job, key, compute) in enumerate(jobs, start=1):
+    for count, (name, (job, key, compute)) in enumerate(started.items(), start=1):
         figure = cache.get_or_compute("figure", key, compute, FIGURE, check=inert_figure)
         drawn[name] = (*figure, job.ref)
         if progress:
-            progress("figures", count, len(jobs))
+            progress("figures", count, len(started))
     return drawn
 
 
@@ -360,16 +356,18 @@ def draw_one(job, data: Path) -> tuple[str, str, str, str, str]:
         raise BuildError(f"{data}: the figure {job.name} cannot show this data legibly: {problem}") from None
 
 
-def card_inputs(config: SiteConfig, facts: Facts) -> dict:
-    """What the 1200 x 630 PNG link previews show is drawn from: each profile's authored round as the stepper's
-    last frame shows it."""
+def start_card(config: SiteConfig, facts: Facts, cache: Cache, helpers: Helpers) -> tuple[Any, Callable]:
+    """The social card's cache key and what draws it: the 1200 x 630 PNG link previews show, each profile's
+    authored round as the stepper's last frame shows it. Cached like a figure, and started like one."""
     from ..render.views import round_view
 
     rounds = []
     for p in facts.profiles:
         last = round_view(p.id, "authored", "", p.authored_round, facts.tokens).frames[-1]
         rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
-    return {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
+    inputs = {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
+    key = (inputs, [library_version(name) for name in ("pillow", "matplotlib")])  # Pillow uses matplotlib's fonts
+    return key, later(cache, helpers, "card", key, str, draw_card, inputs)
 
 
 def draw_card(inputs: dict) -> str:
@@ -379,9 +377,8 @@ def draw_card(inputs: dict) -> str:
     return base64.b64encode(draw(**inputs)).decode("ascii")
 
 
-def social_card(cache: Cache, started: dict) -> bytes:
-    """The social card's PNG, cached like a figure."""
-    _, key, compute = started[CARD]
+def social_card(cache: Cache, started: tuple[Any, Callable]) -> bytes:
+    key, compute = started
     return base64.b64decode(cache.get_or_compute("card", key, compute, str, check=is_png))
 
 
