@@ -156,11 +156,11 @@ def test_a_speedup_s_standard_error_is_the_rounds_spread_over_their_number(pairs
     target, draft = pairs[CODE]
     held = "    def __call__(self, inst, attr, value):\n        if value is None:\n            return\n" * 40
     corpus = pg.ngram.Corpus(CODE, target.vocab, held, held)
-    m = pg.measure(target, draft, corpus, seed=3, rounds=4000, draft_step=0.1, verify_step=1.0, max_k=3)
-    for row in m["per_k"]:
+    m = pg.price(pg.measure(target, draft, corpus, seed=3, rounds=4000, max_k=3), draft_step=0.1, verify_step=1.0)
+    for row in m.per_k:
         # a binomial-like spread: at least a few hundredths of a character, shrinking as one over sqrt(rounds)
-        assert 0.001 < row["chars_per_round_se"] < 0.05
-        assert row["speedup_se"] == pytest.approx(row["chars_per_round_se"] / (row["k"] * 0.1 + 1.0))
+        assert 0.001 < row.chars_per_round_se < 0.05
+        assert row.speedup_se == pytest.approx(row.chars_per_round_se / (row.k * 0.1 + 1.0))
 
 
 def test_the_closeness_sentence_says_how_far_the_prediction_lies_below_the_measured_value(page, data):

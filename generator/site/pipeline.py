@@ -19,7 +19,6 @@ import os
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from ..model.analysis import target_numbers
 from ..model.beyond import RuleFacts
@@ -28,6 +27,7 @@ from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
 from ..model.readers import inside, not_a_file, outside_project, project_root
+from ..playground.records import Playground, TrainedPair
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .output import target_of, write_atomically
@@ -47,7 +47,7 @@ MONTE_CARLO = MappingProxyType(
     }
 )
 FIGURE = tuple[str, str, str, str, str]  # figures.draw's (name, light SVG, dark SVG, alt, caption)
-PLAYGROUND_KIND = tuple[dict[str, Any], str, str | None]  # (trained and measured pair, corpus, licence)
+PLAYGROUND_KIND = tuple[TrainedPair, str, str | None]  # (trained and measured pair, corpus, licence)
 TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
 
 
@@ -157,12 +157,12 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
 # --- the playground ----------------------------------------------------------------------------
 
 
-def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> dict | None:
-    """Each kind's corpus read, its model pair trained and measured (cached by the corpus files' bytes and
-    the settings), then priced under the profiles' cost model, which only prices the measured rounds."""
+def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> Playground | None:
+    """Each kind's corpus read, its model pair trained and its rounds counted (cached by the corpus files' bytes
+    and the settings), then priced under the profiles' cost model, which only prices the counted rounds."""
     if not config.has_page("playground"):
         return None
-    from ..playground import assemble, repriced
+    from ..playground import assemble
     from ..playground.corpus import locate
     from ..playground.ngram import KINDS
 
@@ -174,11 +174,10 @@ def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache) -> di
         refuse_corpus_files(config, kind, paths)
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
-        compute = partial(playground_kind, kind, settings, base, cost.draft_step, cost.verify_step, config.source)
+        compute = partial(playground_kind, kind, settings, base, config.source)
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
-    data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
-    data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
-    return repriced(data, cost.draft_step, cost.verify_step)
+    steps = (cost.draft_step, cost.verify_step)
+    return assemble(pairs, settings.seed, settings.max_k, *steps, settings.generate_chars, corpora, licences)
 
 
 def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> None:
@@ -201,10 +200,9 @@ def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> Non
 
 
 def playground_kind(
-    kind: str, settings, base: Path, draft_step, verify_step, settings_file: str = "data/site.yaml"
-) -> tuple[dict, str, str | None]:
-    """One kind's corpus, its pair trained and measured (without the export itself: the site publishes
-    it as models_json), and its package's licence."""
+    kind: str, settings, base: Path, settings_file: str = "data/site.yaml"
+) -> tuple[TrainedPair, str, str | None]:
+    """One kind's corpus, its pair trained and its rounds counted, and its package's licence."""
     from ..playground import Orders, build_kind
     from ..playground.corpus import licence_text, load_sources
 
@@ -224,16 +222,14 @@ def playground_kind(
         Orders(c.target_order, c.draft_order, c.min_count),
         settings.seed,
         settings.rounds,
-        draft_step,
-        verify_step,
         settings.max_k,
     )
-    if not pair["prompts"]:  # the page opens on the first one
+    if not pair.prompts:  # the page opens on the first one
         raise ConfigError(
             f"{settings_file}: playground.{kind}.files: the held-out last tenth of this corpus offers no example "
             "prompt (prose: a line of 12 words or more; code: a line opening with return, if, for and the like)"
         )
-    return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
+    return pair, text, licence_text(c.package)
 
 
 # --- figures and the social card -----------------------------------------------------------------
