@@ -76,6 +76,22 @@ def test_every_rate_on_the_page_is_accepted_over_checked(data):
         assert pooled[kind] == pytest.approx(kept / sum(n for r in rows for n in r["verified_by_position"]))
 
 
+def test_the_page_says_higher_at_every_k_exactly_when_every_k_s_rate_is_higher(page, data):
+    # each K's rate as the exact ratio of its counts: the kind with the higher pooled rate is higher at every K
+    # when each of its rows beats the other kind's row of the same K (code beats prose at every K on this site)
+    cmp = data["comparison"]
+    rows = {kind: data["pairs"][kind]["measurements"]["per_k"] for kind in KINDS}
+
+    def rate(row):
+        return Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
+
+    every = all(rate(h) > rate(lo) for h, lo in zip(rows[cmp["higher"]], rows[cmp["lower"]]))
+    assert cmp["higher_at_every_k"] == every
+    said = text_of(re.search(r"<p>For every draft length K,(.*?)</p>", page, re.S).group(1))
+    assert f"higher on {cmp['higher']}" in said
+    assert ("and higher at every K" in said) == every
+
+
 def test_the_closed_form_column_uses_each_row_s_own_rate(page, data):
     cost = data["cost_model"]
     c = Fraction(cost["draft_step"]).limit_denominator(10**6) / Fraction(cost["verify_step"]).limit_denominator(10**6)
