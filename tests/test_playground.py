@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import re
 import subprocess
@@ -72,8 +73,14 @@ def corpora(texts):
 
 
 @pytest.fixture(scope="module")
-def pairs(built):
-    return {k: pg.load_pair(built["pairs"][k]["models"]) for k in KINDS}
+def exports(built):
+    """Each pair's export as the page loads it: its models file's JSON."""
+    return {k: json.loads(built.pairs[k].models_json) for k in KINDS}
+
+
+@pytest.fixture(scope="module")
+def pairs(exports):
+    return {k: pg.load_pair(exports[k]) for k in KINDS}
 
 
 def uniforms(seed):
@@ -188,18 +195,18 @@ def test_the_build_stops_on_a_bad_corpus_with_exit_2_and_keeps_the_previous_buil
 # --- models ----------------------------------------------------------------------------------
 
 
-def test_training_twice_gives_an_identical_export(corpora, orders, built):
+def test_training_twice_gives_an_identical_export(corpora, orders, exports):
     again = pg.export_pair(corpora[PROSE], orders[PROSE])
-    assert json.dumps(again, sort_keys=True) == json.dumps(built["pairs"][PROSE]["models"], sort_keys=True)
+    assert json.dumps(again, sort_keys=True) == json.dumps(exports[PROSE], sort_keys=True)
 
 
-def test_the_prose_target_meets_its_held_out_bound_and_each_draft_is_weaker_and_cheaper(built):
-    assert built["pairs"][PROSE]["bits_per_char"]["target"] <= 2.2
+def test_the_prose_target_meets_its_held_out_bound_and_each_draft_is_weaker_and_cheaper(built, exports):
+    assert built.pairs[PROSE].bits_per_char.target <= 2.2
     for kind in KINDS:
-        p = built["pairs"][kind]
-        assert p["bits_per_char"]["target"] < p["bits_per_char"]["draft"] - 0.4
-        assert p["orders"]["draft"] < p["orders"]["target"]
-        sizes = {name: len(json.dumps(p["models"][name])) for name in ("target", "draft")}
+        p = built.pairs[kind]
+        assert p.bits_per_char.target < p.bits_per_char.draft - 0.4
+        assert p.orders.draft < p.orders.target
+        sizes = {name: len(json.dumps(exports[kind][name])) for name in ("target", "draft")}
         assert sizes["draft"] * 4 < sizes["target"]
 
 
@@ -282,8 +289,8 @@ def test_the_models_measured_are_the_published_export_read_back(built, corpora, 
 
     for kind in KINDS:
         export = pg.export_pair(corpora[kind], orders[kind])
-        assert json.loads(export_json(export)) == export == built["pairs"][kind]["models"]
-        assert len(export_json(export)) == built["pairs"][kind]["export_bytes"]
+        assert json.loads(export_json(export)) == export == json.loads(built.pairs[kind].models_json)
+        assert len(export_json(export)) == built.pairs[kind].export_bytes
         assert all(
             type(x) is float for m in ("target", "draft") for level in export[m]["levels"] for x in level["discounts"]
         )
@@ -305,9 +312,9 @@ def test_tempered_rows_sum_left_to_right_as_the_one_row_sampler_does(pairs, corp
         assert np.array_equal(temper_rows(table, temperature), weights / np.cumsum(weights, axis=1)[:, -1:])
 
 
-def test_the_models_file_holds_the_export_dumped_once_and_the_page_json_no_models(built):
+def test_the_models_file_holds_the_export_dumped_once_and_the_page_json_no_models(built, exports):
     for kind in KINDS:
-        models = json.dumps(built["pairs"][kind]["models"], separators=(",", ":"), ensure_ascii=True)
+        models = json.dumps(exports[kind], separators=(",", ":"), ensure_ascii=True)
         assert (
             pg.models_script(built, kind)
             == f"(window.PlaygroundModels = window.PlaygroundModels || {{}}).{kind} = {models};\n"
@@ -330,8 +337,8 @@ def test_the_fnv_hash_gives_the_published_values():
     assert fnv1a_32(changed) != fnv1a_32(data)
 
 
-def test_the_count_digest_is_fnv_of_the_canonical_counts(built):
-    export = built["pairs"]["code"]["models"]["draft"]
+def test_the_count_digest_is_fnv_of_the_canonical_counts(built, exports):
+    export = exports["code"]["draft"]
     parts = [str(export["order"]), str(export["min_count"])]
     for level in export["levels"]:
         parts += [
@@ -343,7 +350,7 @@ def test_the_count_digest_is_fnv_of_the_canonical_counts(built):
     assert (
         count_digest(export)
         == f"{plain_fnv1a_32('|'.join(parts).encode('utf-8')):08x}"
-        == built["pairs"]["code"]["digests"]["draft"]
+        == built.pairs["code"].digests.draft
     )
 
 
@@ -440,7 +447,7 @@ def test_a_batch_lookup_gives_the_same_rows_as_one_at_a_time(pairs, corpora):
 @pytest.mark.parametrize("kind", KINDS)
 def test_greedy_speculative_output_equals_the_target_alone_character_for_character(pairs, built, kind, k):
     target, draft = pairs[kind]
-    for prompt in built["pairs"][kind]["prompts"][:2] + [""]:
+    for prompt in (*built.pairs[kind].prompts[:2], ""):
         alone = target_alone(target, prompt, 60, 0.0)
         text = prompt
         while len(text) - len(prompt) < 60:
@@ -499,10 +506,8 @@ def speculative_text(pair, prompt, length, k, temperature, seed):
 
 @pytest.mark.parametrize("index", range(3))
 def test_sampled_prose_is_made_of_real_words(pairs, built, vocabulary, index):
-    prompt = built["pairs"][PROSE]["prompts"][index]
-    text = speculative_text(
-        pairs[PROSE], prompt, 1500, built["pairs"][PROSE]["measurements"]["best_k"], 1.0, SEED + index
-    )
+    prompt = built.pairs[PROSE].prompts[index]
+    text = speculative_text(pairs[PROSE], prompt, 1500, built.pairs[PROSE].measurements.best_k, 1.0, SEED + index)
     real, marks = readable(text, vocabulary)
     assert real >= 0.85, (real, text)
     assert marks <= 0.01, (marks, text)
@@ -518,7 +523,7 @@ def test_random_characters_fail_the_readability_check(corpora, vocabulary):
 
 @pytest.mark.parametrize("index", range(3))
 def test_greedy_prose_never_runs_into_long_blanks(pairs, built, index):
-    prompt = built["pairs"][PROSE]["prompts"][index]
+    prompt = built.pairs[PROSE].prompts[index]
     text = speculative_text(pairs[PROSE], prompt, 300, 3, 0.0, 0)
     assert not re.search(r" {4,}", text), text
 
@@ -605,47 +610,45 @@ def test_a_round_commits_its_accepted_prefix_then_one_more_character(pairs):
 
 def test_measurements_come_from_at_least_2000_rounds_per_kind_and_k(built):
     for kind in KINDS:
-        per_k = built["pairs"][kind]["measurements"]["per_k"]
-        assert [m["k"] for m in per_k] == list(range(1, pg.MAX_K + 1))
-        assert all(m["rounds"] >= 2000 for m in per_k)
-        assert all(m["verified_by_position"][0] == m["rounds"] for m in per_k)
+        per_k = built.pairs[kind].measurements.per_k
+        assert [m.k for m in per_k] == list(range(1, pg.MAX_K + 1))
+        assert all(m.rounds >= 2000 for m in per_k)
+        assert all(m.verified_by_position[0] == m.rounds for m in per_k)
 
 
 def test_speedup_is_characters_per_round_over_the_round_cost(built):
-    cost = built["cost_model"]
+    cost = built.cost_model
     for kind in KINDS:
-        m = built["pairs"][kind]["measurements"]
-        for row in m["per_k"]:
+        m = built.pairs[kind].measurements
+        for row in m.per_k:
             # exact: the ratio of the counts, over the round cost as the fraction it stands for (0.1 is 1/10)
-            round_cost = row["k"] * Fraction(1, 10) + 1 if cost == {"draft_step": 0.1, "verify_step": 1.0} else None
-            assert row["chars_per_round"] == Fraction(row["committed"], row["rounds"])
+            round_cost = row.k * Fraction(1, 10) + 1 if (cost.draft_step, cost.verify_step) == (0.1, 1.0) else None
+            assert row.chars_per_round == Fraction(row.committed, row.rounds)
             if round_cost is not None:
-                assert row["speedup"] == row["chars_per_round"] / round_cost
-            assert row["speedup"] == pytest.approx(
-                row["chars_per_round"] / (row["k"] * cost["draft_step"] + cost["verify_step"])
-            )
-            assert 1 <= row["chars_per_round"] <= row["k"] + 1
-        assert m["best_k"] == max(m["per_k"], key=lambda r: r["speedup"])["k"]
+                assert row.speedup == row.chars_per_round / round_cost
+            assert row.speedup == pytest.approx(row.chars_per_round / (row.k * cost.draft_step + cost.verify_step))
+            assert 1 <= row.chars_per_round <= row.k + 1
+        assert m.best_k == max(m.per_k, key=lambda r: r.speedup).k
 
 
 def test_the_prediction_is_leviathans_closed_form_at_the_measured_rate(built):
-    cost = built["cost_model"]
-    c = Fraction(cost["draft_step"]).limit_denominator(10**6) / Fraction(cost["verify_step"]).limit_denominator(10**6)
+    cost = built.cost_model
+    c = Fraction(cost.draft_step).limit_denominator(10**6) / Fraction(cost.verify_step).limit_denominator(10**6)
     for kind in KINDS:
-        p = built["pairs"][kind]
-        first = p["measurements"]["per_k"][0]
-        alpha = Fraction(first["accepted_by_position"][0], first["rounds"])  # K = 1: every round checks one
-        assert p["prediction"]["alpha"] == alpha == first["acceptance"]  # exact, from the counts
-        for k, value in enumerate(p["prediction"]["speedup_by_k"], start=1):
+        p = built.pairs[kind]
+        first = p.measurements.per_k[0]
+        alpha = Fraction(first.accepted_by_position[0], first.rounds)  # K = 1: every round checks one
+        assert p.prediction.alpha == alpha == first.acceptance  # exact, from the counts
+        for k, value in enumerate(p.prediction.speedup_by_k, start=1):
             assert value == leviathan_speedup(alpha, k, c)
-        assert p["prediction"]["best_k"] == 1 + int(np.argmax(p["prediction"]["speedup_by_k"]))
-        assert abs(p["prediction"]["relative_gap"]) < 0.25  # the closed form is a fair first guess here
+        assert p.prediction.best_k == 1 + int(np.argmax(p.prediction.speedup_by_k))
+        assert abs(p.prediction.relative_gap) < 0.25  # the closed form is a fair first guess here
 
 
 def test_the_build_result_is_plain_json_and_deterministic(built, texts, orders):
     assert json.loads(json.dumps(pg.plain(built))) == pg.plain(built)
     again = pg.build_playground(texts, orders, SEED, ROUNDS)
-    assert again["pairs"][PROSE]["measurements"] == built["pairs"][PROSE]["measurements"]
+    assert again.pairs[PROSE].measurements == built.pairs[PROSE].measurements
 
 
 def test_numbers_report_bits_and_acceptance_for_both_corpora(built):
@@ -653,34 +656,35 @@ def test_numbers_report_bits_and_acceptance_for_both_corpora(built):
     for kind in KINDS:
         assert set(numbers[kind]["bits_per_char"]) == {"target", "draft"}
         assert 0 < numbers[kind]["acceptance_k1"] < 1
-        assert numbers[kind]["digests"] == built["pairs"][kind]["digests"]
+        digests = built.pairs[kind].digests
+        assert numbers[kind]["digests"] == {"target": digests.target, "draft": digests.draft}
 
 
 def test_example_prompts_come_from_the_held_out_text(built, corpora):
     for kind in KINDS:
-        prompts = built["pairs"][kind]["prompts"]
+        prompts = built.pairs[kind].prompts
         assert len(prompts) == 3
         held = " ".join(corpora[kind].held_out.split())
         for prompt in prompts:
             assert " ".join(prompt.split()) in held
 
 
-def test_the_page_data_leaves_the_models_to_their_own_files(built):
-    page = pg.page_data({**built, "corpora": {"prose": "x"}, "licences": {}})
-    assert "models" not in json.dumps(pg.plain(page)) and "corpora" not in page
+def test_the_page_data_leaves_the_models_to_their_own_files(built, exports):
+    page = pg.page_data(dataclasses.replace(built, corpora={"prose": "x"}, licences={"prose": "licence"}))
+    assert "models" not in json.dumps(page) and "corpora" not in page and "licences" not in page
     for kind in KINDS:
         script = pg.models_script(built, kind)
         prefix = f"(window.PlaygroundModels = window.PlaygroundModels || {{}}).{kind} = "
         assert script.startswith(prefix)
-        assert json.loads(script[len(prefix) :].rstrip(";\n")) == built["pairs"][kind]["models"]
+        assert json.loads(script[len(prefix) :].rstrip(";\n")) == exports[kind]
 
 
 # --- parity vectors --------------------------------------------------------------------------
 
 
-def test_parity_vectors_replay_exactly_in_python(built):
+def test_parity_vectors_replay_exactly_in_python(exports):
     for kind in KINDS:
-        pair = built["pairs"][kind]["models"]
+        pair = exports[kind]
         target, draft = pg.load_pair(pair)
         vectors = pg.parity_vectors(pair, 7, pg.PARITY_CONTEXTS[kind])
         assert len(vectors["cases"]) >= 16
@@ -696,12 +700,8 @@ def test_parity_vectors_replay_exactly_in_python(built):
             )
 
 
-def test_parity_vectors_cover_rejections_bonuses_greedy_and_uncertain_verdicts(built):
-    cases = [
-        c
-        for kind in KINDS
-        for c in pg.parity_vectors(built["pairs"][kind]["models"], 7, pg.PARITY_CONTEXTS[kind])["cases"]
-    ]
+def test_parity_vectors_cover_rejections_bonuses_greedy_and_uncertain_verdicts(exports):
+    cases = [c for kind in KINDS for c in pg.parity_vectors(exports[kind], 7, pg.PARITY_CONTEXTS[kind])["cases"]]
     assert any(c["bonus"] for c in cases)
     assert any(c["replacement"] for c in cases)
     assert any(c["temperature"] == 0 and c["replacement"] for c in cases)

@@ -76,6 +76,22 @@ def test_every_rate_on_the_page_is_accepted_over_checked(data):
         assert pooled[kind] == pytest.approx(kept / sum(n for r in rows for n in r["verified_by_position"]))
 
 
+def test_the_page_says_higher_at_every_k_exactly_when_every_k_s_rate_is_higher(page, data):
+    # each K's rate as the exact ratio of its counts: the kind with the higher pooled rate is higher at every K
+    # when each of its rows beats the other kind's row of the same K (code beats prose at every K on this site)
+    cmp = data["comparison"]
+    rows = {kind: data["pairs"][kind]["measurements"]["per_k"] for kind in KINDS}
+
+    def rate(row):
+        return Fraction(sum(row["accepted_by_position"]), sum(row["verified_by_position"]))
+
+    every = all(rate(h) > rate(lo) for h, lo in zip(rows[cmp["higher"]], rows[cmp["lower"]]))
+    assert cmp["higher_at_every_k"] == every
+    said = text_of(re.search(r"<p>For every draft length K,(.*?)</p>", page, re.S).group(1))
+    assert f"higher on {cmp['higher']}" in said
+    assert ("and higher at every K" in said) == every
+
+
 def test_the_closed_form_column_uses_each_row_s_own_rate(page, data):
     cost = data["cost_model"]
     c = Fraction(cost["draft_step"]).limit_denominator(10**6) / Fraction(cost["verify_step"]).limit_denominator(10**6)
@@ -156,11 +172,11 @@ def test_a_speedup_s_standard_error_is_the_rounds_spread_over_their_number(pairs
     target, draft = pairs[CODE]
     held = "    def __call__(self, inst, attr, value):\n        if value is None:\n            return\n" * 40
     corpus = pg.ngram.Corpus(CODE, target.vocab, held, held)
-    m = pg.measure(target, draft, corpus, seed=3, rounds=4000, draft_step=0.1, verify_step=1.0, max_k=3)
-    for row in m["per_k"]:
+    m = pg.price(pg.measure(target, draft, corpus, seed=3, rounds=4000, max_k=3), draft_step=0.1, verify_step=1.0)
+    for row in m.per_k:
         # a binomial-like spread: at least a few hundredths of a character, shrinking as one over sqrt(rounds)
-        assert 0.001 < row["chars_per_round_se"] < 0.05
-        assert row["speedup_se"] == pytest.approx(row["chars_per_round_se"] / (row["k"] * 0.1 + 1.0))
+        assert 0.001 < row.chars_per_round_se < 0.05
+        assert row.speedup_se == pytest.approx(row.chars_per_round_se / (row.k * 0.1 + 1.0))
 
 
 def test_the_closeness_sentence_says_how_far_the_prediction_lies_below_the_measured_value(page, data):

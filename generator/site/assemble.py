@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model.config import SiteConfig
 from ..model.facts import Facts, FigureRef
+from ..playground.records import Playground
 from ..render.figure_registry import drawing_code
 
 
@@ -45,7 +46,7 @@ def data_files(
     figures: dict[str, tuple],
     numbers: list,
     card: bytes,
-    playground: dict | None,
+    playground: Playground | None,
     practice: Path | None = None,
     target: dict | None = None,
 ) -> dict[str, bytes]:
@@ -67,12 +68,13 @@ def data_files(
         from ..playground import numbers as playground_numbers
 
         summary["playground"] = playground_numbers(playground)
-        for kind, text in playground["corpora"].items():
+        for kind, text in playground.corpora.items():
             files[f"assets/playground-models-{kind}.js"] = models_script(playground, kind).encode("utf-8")
             files[f"assets/corpus/{kind}.txt"] = text.encode("utf-8")
             files[f"assets/corpus/{kind}.js"] = corpus_script(text, kind).encode("utf-8")
-            if playground["licences"].get(kind):
-                files[f"assets/corpus/{kind}-LICENSE.txt"] = playground["licences"][kind].encode("utf-8")
+            licence = playground.licences.get(kind)
+            if licence:
+                files[f"assets/corpus/{kind}-LICENSE.txt"] = licence.encode("utf-8")
     files["numbers.json"] = (json.dumps(summary, indent=2) + "\n").encode("utf-8")
     files["numbers.csv"] = numbers_csv(numbers)
     files[f"data/{config.profiles_path().name}"] = config.profiles_path().read_bytes()
@@ -98,7 +100,7 @@ def csp_sha256(text: str) -> str:
 
 
 def page_variables(
-    config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: dict | None, info, practice=None
+    config: SiteConfig, facts: Facts, figures: dict[str, tuple], playground: Playground | None, info, practice=None
 ) -> dict:
     """What every page, widget and the 404 page are rendered with."""
     from ..render.beyond_view import block_stepper, tree_view
@@ -143,10 +145,10 @@ def page_variables(
         "block_stepper_json": json_for_script(block_data),
     }
     if playground is not None:
-        from ..playground import page_data, plain
+        from ..playground import page_data
 
-        variables["playground"] = shown = page_data(playground)  # exact Fractions, which the pages round
-        variables["playground_json"] = json_for_script(plain(shown))
+        variables["playground"] = playground  # the record: exact Fractions, which the pages round
+        variables["playground_json"] = json_for_script(page_data(playground))
     return variables
 
 

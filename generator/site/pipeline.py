@@ -31,6 +31,7 @@ from ..model.convergence import ConvergenceCase
 from ..model.facts import Facts
 from ..model.profiles import Profiles, load_profiles
 from ..model.readers import inside, not_a_file, outside_project, project_root
+from ..playground.records import Playground, TrainedPair
 from .assemble import data_files, page_variables, render_pages
 from .cache import Cache, library_version
 from .helpers import Helpers
@@ -51,7 +52,7 @@ MONTE_CARLO = MappingProxyType(
     }
 )
 FIGURE = tuple[str, str, str, str, str]  # figures.draw's (name, light SVG, dark SVG, alt, caption)
-PLAYGROUND_KIND = tuple[dict[str, Any], str, str | None]  # (trained and measured pair, corpus, licence)
+PLAYGROUND_KIND = tuple[TrainedPair, str, str | None]  # (trained and measured pair, corpus, licence)
 TAGLINE = "A small draft proposes, the target checks, and the output keeps the target's distribution."
 
 
@@ -69,7 +70,7 @@ def build(
     config, profiles = report.timed("load", lambda: load_inputs(root))
     practice = report.timed("load", lambda: load_practice_data(config))
     with Helpers() as helpers:  # what the cache lacks of the playground and the figures is made beside the facts
-        pairs = report.timed("playground", lambda: start_playground(config, profiles, cache, helpers))
+        pairs = report.timed("playground", lambda: start_playground(config, cache, helpers))
         facts, numbers = report.timed("analysis", lambda: analyse(config, profiles, cache, practice))
         drawing = report.timed("figures", lambda: start_figures(facts, cache, helpers, config.profiles_path()))
         drawing_card = report.timed("figures", lambda: start_card(config, facts, cache, helpers))
@@ -173,7 +174,7 @@ def later(cache: Cache, helpers: Helpers, kind: str, key: Any, shape: Any, funct
     return helpers.submit(function, *args).result
 
 
-def start_playground(config: SiteConfig, profiles: Profiles, cache: Cache, helpers: Helpers) -> dict:
+def start_playground(config: SiteConfig, cache: Cache, helpers: Helpers) -> dict:
     """Each kind's cache key (its corpus files' bytes and the settings) and what computes it:
     {kind: (key, compute)}. A kind the cache lacks is started in a helper process."""
     if not config.has_page("playground"):
@@ -181,7 +182,7 @@ def start_playground(config: SiteConfig, profiles: Profiles, cache: Cache, helpe
     from ..playground.corpus import locate
     from ..playground.ngram import KINDS
 
-    settings, base, cost = config.playground, Path(config.source).parent, profiles.cost_model
+    settings, base = config.playground, Path(config.source).parent
     started = {}
     for kind in KINDS:
         c = getattr(settings, kind)
@@ -189,25 +190,24 @@ def start_playground(config: SiteConfig, profiles: Profiles, cache: Cache, helpe
         refuse_corpus_files(config, kind, paths)
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
-        args = (kind, settings, base, cost.draft_step, cost.verify_step, config.source)
+        args = (kind, settings, base, config.source)
         started[kind] = (key, later(cache, helpers, "playground", key, PLAYGROUND_KIND, playground_kind, *args))
     return started
 
 
-def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache, started: dict) -> dict | None:
-    """Each kind's model pair trained and measured (or found in the cache), then priced under the profiles' cost
-    model, which only prices the measured rounds."""
+def train_playground(config: SiteConfig, profiles: Profiles, cache: Cache, started: dict) -> Playground | None:
+    """Each kind's model pair trained and its rounds counted (or found in the cache), then priced under the
+    profiles' cost model, which only prices the counted rounds."""
     if not started:
         return None
-    from ..playground import assemble, repriced
+    from ..playground import assemble
 
     settings, cost = config.playground, profiles.cost_model
     pairs, corpora, licences = {}, {}, {}
     for kind, (key, compute) in started.items():
         pairs[kind], corpora[kind], licences[kind] = cache.get_or_compute("playground", key, compute, PLAYGROUND_KIND)
-    data = assemble(pairs, settings.seed, settings.max_k, cost.draft_step, cost.verify_step)
-    data.update(generate_chars=settings.generate_chars, corpora=corpora, licences=licences)
-    return repriced(data, cost.draft_step, cost.verify_step)
+    steps = (cost.draft_step, cost.verify_step)
+    return assemble(pairs, settings.seed, settings.max_k, *steps, settings.generate_chars, corpora, licences)
 
 
 def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> None:
@@ -230,10 +230,9 @@ def refuse_corpus_files(config: SiteConfig, kind: str, paths: list[Path]) -> Non
 
 
 def playground_kind(
-    kind: str, settings, base: Path, draft_step, verify_step, settings_file: str = "data/site.yaml"
-) -> tuple[dict, str, str | None]:
-    """One kind's corpus, its pair trained and measured (without the export itself: the site publishes
-    it as models_json), and its package's licence."""
+    kind: str, settings, base: Path, settings_file: str = "data/site.yaml"
+) -> tuple[TrainedPair, str, str | None]:
+    """One kind's corpus, its pair trained and its rounds counted, and its package's licence."""
     from ..playground import Orders, build_kind
     from ..playground.corpus import licence_text, load_sources
 
@@ -253,16 +252,14 @@ def playground_kind(
         Orders(c.target_order, c.draft_order, c.min_count),
         settings.seed,
         settings.rounds,
-        draft_step,
-        verify_step,
         settings.max_k,
     )
-    if not pair["prompts"]:  # the page opens on the first one
+    if not pair.prompts:  # the page opens on the first one
         raise ConfigError(
             f"{settings_file}: playground.{kind}.files: the held-out last tenth of this corpus offers no example "
             "prompt (prose: a line of 12 words or more; code: a line opening with return, if, for and the like)"
         )
-    return {name: value for name, value in pair.items() if name != "models"}, text, licence_text(c.package)
+    return pair, text, licence_text(c.package)
 
 
 # --- figures and the social card -----------------------------------------------------------------

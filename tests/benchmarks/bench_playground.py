@@ -34,7 +34,7 @@ def stage(config, profiles, tmp: Path, n: int) -> tuple[float, float]:
 
     wall, cpu = time.perf_counter(), time.process_time()
     cache = Cache(tmp / f"cache-{n}")  # an empty cache: the stage runs cold, in this process (one helper: none)
-    train_playground(config, profiles, cache, start_playground(config, profiles, cache, Helpers(workers=1)))
+    train_playground(config, profiles, cache, start_playground(config, cache, Helpers(workers=1)))
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
