@@ -255,13 +255,13 @@ def extended_marginal(outputs: Outputs, target_rows: Sequence[Row], position: in
     """The token at `position` (1-based) once every output is filled out with the target's rows: the output's own
     token where it reaches that far, the target's row where it stops short."""
     row = [ZERO] * len(target_rows[0])
+    short = ZERO  # the mass of the outputs that stop before `position`
     for key, p in outputs.items():
         if len(key) >= position:
             row[key[position - 1]] += p
         else:
-            for x, px in enumerate(target_rows[position - 1]):
-                row[x] += p * px
-    return tuple(row)
+            short += p
+    return tuple(r + short * px for r, px in zip(row, target_rows[position - 1]))
 
 
 def tv(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:

@@ -9,18 +9,16 @@ that pipe closes, which the kernel does when the build ends in any way, SIGKILL 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing.connection import Connection
+from concurrent.futures import Future
 
 WORKERS = 2
 
 
-def leave_with_the_build(build: Connection) -> None:
+def leave_with_the_build(build) -> None:
     """Run in each helper as it starts: it ends when the build does (Ctrl-C is the build's to handle)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -37,8 +35,8 @@ class Helpers:
 
     def __init__(self, workers: int = WORKERS) -> None:
         self.workers = min(workers, os.cpu_count() or 1)
-        self.pool: ProcessPoolExecutor | None = None
-        self.pipe: tuple[Connection, Connection] | None = None  # (the helpers' end, the build's)
+        self.pool = None  # a concurrent.futures.ProcessPoolExecutor, once started
+        self.pipe = None  # (the helpers' end, the build's)
 
     def submit(self, function: Callable, *args) -> Future:
         if self.workers < 2:
@@ -48,7 +46,10 @@ class Helpers:
             except Exception as exc:  # handed to whoever reads the result, as the pool would
                 done.set_exception(exc)
             return done
-        if self.pool is None:
+        if self.pool is None:  # imported here: a build that needs no helper does without
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             context = multiprocessing.get_context("forkserver")
             self.pipe = context.Pipe(duplex=False)
             self.pool = ProcessPoolExecutor(

@@ -17,6 +17,7 @@ The commit is read with plain `git` commands.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -28,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from xml.sax.saxutils import escape
 
 from markupsafe import Markup
 
@@ -131,7 +131,7 @@ def sitemap(info: BuildInfo, urls: list[str]) -> bytes:
     """sitemap.xml: every page's absolute address (and the build date, when known)."""
     lastmod = f"<lastmod>{info.date}</lastmod>" if info.date else ""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    lines += [f"  <url><loc>{escape(info.address(url))}</loc>{lastmod}</url>" for url in urls]
+    lines += [f"  <url><loc>{html.escape(info.address(url), quote=False)}</loc>{lastmod}</url>" for url in urls]
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
 
