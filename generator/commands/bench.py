@@ -12,7 +12,9 @@ build/ and sources are untouched. Each run times four fresh `python -m generator
 With --baseline, each timed build is paired with the same build of another checkout of this project (its
 own generator/, data/ and site_src/) run just after it, and the median of the paired ratios is printed:
 the machine's load moves both sides of a pair alike. Python's bytecode cache is used as at a terminal
-(PYTHONDONTWRITEBYTECODE is removed from the timed commands' environment).
+(PYTHONDONTWRITEBYTECODE is removed from the timed commands' environment). The CPU seconds are the build
+process's own: the two helper processes a build starts when its cache lacks figures or the playground (and the
+forkserver they come from) are not its waited-for children, so their time is not in the count.
 """
 
 from __future__ import annotations
