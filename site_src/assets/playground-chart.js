@@ -6,31 +6,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-function visible(ch) {
-  if (ch === " ") return "\u2423";
-  if (ch === "\n") return "\u21b5";
-  if (ch === "\t") return "\u21e5";
-  return ch;
-}
-
-function spoken(ch) {
-  if (ch === " ") return "space";
-  if (ch === "\n") return "newline";
-  if (ch === "\t") return "tab";
-  return `\u201c${ch}\u201d`;
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
+const { visible, spoken, el } = window.PlaygroundText;
 const fixed = (x, digits) => window.Decimals.fixed(Number(x), digits);
 const chars = (text) => Array.from(text);
 

@@ -30,12 +30,7 @@ const pct = (x) => `${(Math.max(0, Math.min(1, x)) * 100).toFixed(2)}%`;
 const anchor = (x) => (x < 0.2 ? "start" : x > 0.8 ? "end" : "middle");
 const v = (name) => h("var", null, name);
 
-function visible(ch) {
-  if (ch === " ") return "\u2423";
-  if (ch === "\n") return "\u21b5";
-  if (ch === "\t") return "\u21e5";
-  return ch;
-}
+const { visible } = window.PlaygroundText;
 
 // Every decimal through the site's one rounding rule; a small probability to two significant digits, so a
 // character the draft proposed never reads q = 0.000.
