@@ -299,6 +299,36 @@ def test_no_process_outlives_a_build_killed_while_drawing_figures(project, own_c
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_ctrl_c_while_a_build_draws_stops_it_at_once_and_leaves_no_process(project, own_cache_folder):
+    """Ctrl-C reaches the terminal's whole process group: the build and the helpers it draws in."""
+    for folder in own_cache_folder.rglob("figure"):
+        shutil.rmtree(folder)
+    build = subprocess.Popen(
+        [sys.executable, "-m", "generator", "build"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and build.poll() is None and len(session_members(build.pid)) < 2:
+        time.sleep(0.01)
+    assert build.poll() is None, "the build ended before it started a helper"  # stopped as the helpers start
+    os.killpg(build.pid, signal.SIGINT)
+    _, err = build.communicate(timeout=30)
+    assert build.returncode == 130, err[-2000:]
+    assert "generator/" not in err, err[-2000:]  # nothing of ours says anything (a helper caught mid-start may)
+    deadline = time.monotonic() + 15
+    while session_members(build.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = session_members(build.pid)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_a_process_left_behind_by_a_killed_parent_is_found_negative_control():
     parent = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
     deadline = time.monotonic() + 10

@@ -31,7 +31,7 @@ def leave_with_the_build(build) -> None:
 
 class Helpers:
     """submit(f, *args) runs f(*args) in a helper process, started on first use; on a machine of one core it runs
-    f at once, here. Leaving the `with` block waits for what was handed over, or, after an error, cancels it."""
+    f at once, here. Leaving the `with` block waits for what was handed over, or, after an error, stops it."""
 
     def __init__(self, workers: int = WORKERS) -> None:
         self.workers = min(workers, os.cpu_count() or 1)
@@ -46,22 +46,41 @@ class Helpers:
             except Exception as exc:  # handed to whoever reads the result, as the pool would
                 done.set_exception(exc)
             return done
-        if self.pool is None:  # imported here: a build that needs no helper does without
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            context = multiprocessing.get_context("forkserver")
-            self.pipe = context.Pipe(duplex=False)
-            self.pool = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=leave_with_the_build, initargs=(self.pipe[0],)
-            )
-        return self.pool.submit(function, *args)
+        if self.pool is None:
+            self.pool, self.pipe = start_pool(self.workers)
+        # Ctrl-C waits while a task is handed over, which may start a helper: one left half-started when the build
+        # ends would print a traceback of its own. The forkserver (started by the first task) and the helpers it
+        # forks inherit the block, so a Ctrl-C at the terminal stops the build alone, and the helpers with it.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return self.pool.submit(function, *args)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def __enter__(self) -> Helpers:
         return self
 
     def __exit__(self, error_type, *_) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=error_type is None, cancel_futures=True)
+        if self.pool is None:
+            return
+        if error_type is not None:  # an error or Ctrl-C: the helpers leave as soon as the pipe closes
             for end in self.pipe:
                 end.close()
+        self.pool.shutdown(wait=True, cancel_futures=True)  # none outlives this, nor starts after it
+        if error_type is None:
+            for end in self.pipe:
+                end.close()
+
+
+def start_pool(workers: int):
+    """A pool of helpers that start from multiprocessing's forkserver, and the pipe they watch. Imported here: a
+    build that needs no helper does without."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()  # first: starting it unblocks Ctrl-C, which submit blocks while it hands over
+    context = multiprocessing.get_context("forkserver")
+    pipe = context.Pipe(duplex=False)
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=leave_with_the_build, initargs=(pipe[0],))
+    return pool, pipe
