@@ -277,33 +277,12 @@ def survivors_after_killing(proc: subprocess.Popen, seconds: float = 15.0) -> li
     return left
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
-def test_no_process_outlives_a_build_killed_while_drawing_figures(project, own_cache_folder):
-    for folder in own_cache_folder.rglob("figure"):  # every figure must be drawn; the rest is reused
+def cold_build_in_a_session(project: Path, cache: Path) -> subprocess.Popen:
+    """`build` with every figure to draw (the rest reused), started in a session of its own: its session id is its
+    pid, so every process it starts is found by it. Its stderr is kept as text."""
+    for folder in cache.rglob("figure"):
         shutil.rmtree(folder)
-    build = subprocess.Popen(
-        [sys.executable, "-m", "generator", "build"],
-        cwd=project,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its session id is its pid: every process it starts is found by it
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and build.poll() is None:
-        drawing = any(own_cache_folder.rglob("figure/*.json")) or len(session_members(build.pid)) > 1
-        if drawing:
-            break
-        time.sleep(0.05)
-    assert build.poll() is None, "the build ended before it drew a figure"
-    assert survivors_after_killing(build) == []
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
-def test_ctrl_c_while_a_build_draws_stops_it_at_once_and_leaves_no_process(project, own_cache_folder):
-    """Ctrl-C reaches the terminal's whole process group: the build and the helpers it draws in."""
-    for folder in own_cache_folder.rglob("figure"):
-        shutil.rmtree(folder)
-    build = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "generator", "build"],
         cwd=project,
         stdout=subprocess.DEVNULL,
@@ -311,9 +290,27 @@ def test_ctrl_c_while_a_build_draws_stops_it_at_once_and_leaves_no_process(proje
         text=True,
         start_new_session=True,
     )
+
+
+def until(build: subprocess.Popen, condition) -> None:
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and build.poll() is None and len(session_members(build.pid)) < 2:
+    while time.monotonic() < deadline and build.poll() is None and not condition():
         time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_no_process_outlives_a_build_killed_while_drawing_figures(project, own_cache_folder):
+    build = cold_build_in_a_session(project, own_cache_folder)
+    until(build, lambda: any(own_cache_folder.rglob("figure/*.json")) or len(session_members(build.pid)) > 1)
+    assert build.poll() is None, "the build ended before it drew a figure"
+    assert survivors_after_killing(build) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_ctrl_c_while_a_build_draws_stops_it_at_once_and_leaves_no_process(project, own_cache_folder):
+    """Ctrl-C reaches the terminal's whole process group: the build and the helpers it draws in."""
+    build = cold_build_in_a_session(project, own_cache_folder)
+    until(build, lambda: len(session_members(build.pid)) > 1)
     assert build.poll() is None, "the build ended before it started a helper"  # stopped as the helpers start
     os.killpg(build.pid, signal.SIGINT)
     _, err = build.communicate(timeout=30)
