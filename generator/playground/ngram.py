@@ -72,7 +72,7 @@ def encode(text: str, vocab: str) -> np.ndarray:
     return table[points]
 
 
-def _gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
+def gram_keys(codes: np.ndarray, length: int, base: int) -> np.ndarray:
     """Integer key of every window of `length` characters (all known), in text order."""
     n = max(len(codes) - length + 1, 0)
     keys = np.zeros(n, dtype=np.int64)
@@ -110,7 +110,7 @@ def train_export(text: str, vocab: str, order: int, min_count: int, grams: dict 
         codes = encode(text, vocab)
         if (codes < 0).any():
             raise ValueError("the text holds characters outside the vocabulary")
-        grams.update({g: np.unique(_gram_keys(codes, g, base), return_counts=True) for g in range(1, order + 1)})
+        grams.update({g: np.unique(gram_keys(codes, g, base), return_counts=True) for g in range(1, order + 1)})
     points = np.frombuffer(vocab.encode("utf-32-le"), dtype=np.uint32)  # each index's character, as UTF-32
     levels = []
     for length in range(order):

@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator.playground.ngram import KINDS, _gram_keys, encode, make_corpus  # noqa: E402
+from generator.playground.ngram import KINDS, encode, gram_keys, make_corpus  # noqa: E402
 from generator.site.cache import Cache  # noqa: E402
 from generator.site.pipeline import load_inputs  # noqa: E402
 
@@ -43,7 +43,7 @@ def floor(corpora, orders) -> float:
     for kind, corpus in corpora.items():
         codes = encode(corpus.train, corpus.vocab)
         for g in range(1, orders[kind] + 1):
-            np.unique(_gram_keys(codes, g, len(corpus.vocab)), return_counts=True)
+            np.unique(gram_keys(codes, g, len(corpus.vocab)), return_counts=True)
     return time.perf_counter() - start
 
 
