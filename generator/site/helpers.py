@@ -9,6 +9,7 @@ that pipe closes, which the kernel does when the build ends in any way, SIGKILL 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -48,14 +49,8 @@ class Helpers:
             return done
         if self.pool is None:
             self.pool, self.pipe = start_pool(self.workers)
-        # Ctrl-C waits while a task is handed over, which may start a helper: one left half-started when the build
-        # ends would print a traceback of its own. The forkserver (started by the first task) and the helpers it
-        # forks inherit the block, so a Ctrl-C at the terminal stops the build alone, and the helpers with it.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with ctrl_c_held():  # a task handed over may start a helper: see ctrl_c_held
             return self.pool.submit(function, *args)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def __enter__(self) -> Helpers:
         return self
@@ -70,6 +65,27 @@ class Helpers:
         if error_type is None:
             for end in self.pipe:
                 end.close()
+
+
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Ctrl-C held back while a helper may be starting, then acted on: a helper left half-started by a build that
+    ended would print a traceback of its own. Processes started meanwhile (the forkserver, the helpers it forks)
+    inherit SIGINT blocked, so a Ctrl-C at the terminal stops the build alone, and the helpers with it. Both are
+    needed: the mask alone does not stop the signal reaching this process through its other threads (numpy's)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        yield
+        return
+    pressed = []
+    handler = signal.signal(signal.SIGINT, lambda *_: pressed.append(True))
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        signal.signal(signal.SIGINT, handler)
+        if pressed and callable(handler):
+            handler(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
 
 
 def start_pool(workers: int):
