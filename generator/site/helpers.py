@@ -30,6 +30,14 @@ def leave_with_the_build(build) -> None:
     threading.Thread(target=wait_for_the_end, daemon=True).start()
 
 
+def helper_starts(build) -> None:
+    """Each helper's first steps: it leaves with the build, and imports matplotlib's canvas while the build computes
+    the facts the figures wait for (longer than the playground takes), so the import costs the build no time."""
+    leave_with_the_build(build)
+    import matplotlib.backends.backend_agg  # noqa: F401 (imported for its effect)
+    import matplotlib.figure  # noqa: F401
+
+
 class Helpers:
     """submit(f, *args) runs f(*args) in a helper process, started on first use; on a machine of one core it runs
     f at once, here. Leaving the `with` block waits for what was handed over, or, after an error, stops it."""
@@ -98,5 +106,5 @@ def start_pool(workers: int):
     resource_tracker.ensure_running()  # first: starting it unblocks Ctrl-C, which submit blocks while it hands over
     context = multiprocessing.get_context("forkserver")
     pipe = context.Pipe(duplex=False)
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=leave_with_the_build, initargs=(pipe[0],))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=helper_starts, initargs=(pipe[0],))
     return pool, pipe
