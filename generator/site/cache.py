@@ -193,10 +193,11 @@ class Cache:
         self._store(path, json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         return value
 
-    def has(self, kind: str, key_parts: Any, shape: Any) -> bool:
-        """Whether get_or_compute with these arguments would find its value rather than compute it."""
-        key, path = self._where(kind, key_parts)
-        return self._load(path, kind, key, shape) is not None
+    def has(self, kind: str, key_parts: Any) -> bool:
+        """Whether an entry is kept under these arguments: get_or_compute will read it (and compute the value
+        after all if the entry turns out unusable). Only a file's presence is checked, so nothing is read twice."""
+        _, path = self._where(kind, key_parts)
+        return self._readable(path) and path.is_file()
 
     def _where(self, kind: str, key_parts: Any) -> tuple[str, Path]:
         key = digest(SCHEMA, kind, key_parts, self.code, sys.version_info[:2])
@@ -217,9 +218,14 @@ class Cache:
             self.warned = True
             print(f"warning: cache {self.directory}: {problem}; the build goes on without it", file=sys.stderr)
 
+    def _readable(self, path: Path) -> bool:
+        """Whether an entry at `path` may be read at all: the folder is ours, and after clear() only what this
+        build wrote is read back."""
+        return not self.foreign and not (self.fresh and path not in self.used)
+
     def _load(self, path: Path, kind: str, key: str, shape: Any) -> tuple[Any] | None:
         """(value,) or None for a miss, whatever is wrong with the file."""
-        if self.foreign or (self.fresh and path not in self.used):
+        if not self._readable(path):
             return None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))

@@ -166,11 +166,11 @@ def analyse(config: SiteConfig, profiles: Profiles, cache: Cache, practice=None)
 # --- the playground ----------------------------------------------------------------------------
 
 
-def later(cache: Cache, helpers: Helpers, kind: str, key: Any, shape: Any, function: Callable, *args) -> Callable:
+def later(cache: Cache, helpers: Helpers, kind: str, key: Any, function: Callable, *args) -> Callable:
     """What get_or_compute should call for this value: function(*args), started now in a helper process when the
     cache lacks the value, so that it is ready (or nearly) by the time it is asked for."""
-    if cache.has(kind, key, shape):
-        return partial(function, *args)  # called here only if the value found fails get_or_compute's check
+    if cache.has(kind, key):
+        return partial(function, *args)  # called here only if the entry kept turns out unusable
     return helpers.submit(function, *args).result
 
 
@@ -191,7 +191,7 @@ def start_playground(config: SiteConfig, cache: Cache, helpers: Helpers) -> dict
         files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
         key = (kind, files, settings, library_version("numpy"))
         args = (kind, settings, base, config.source)
-        started[kind] = (key, later(cache, helpers, "playground", key, PLAYGROUND_KIND, playground_kind, *args))
+        started[kind] = (key, later(cache, helpers, "playground", key, playground_kind, *args))
     return started
 
 
@@ -274,7 +274,7 @@ def start_figures(facts: Facts, cache: Cache, helpers: Helpers, data: Path) -> d
     started = {}
     for job in jobs(facts):
         key = (job.ref.module, job.ref.function, job.ref.inputs, versions)
-        started[job.name] = (job, key, later(cache, helpers, "figure", key, FIGURE, draw_one, job, data))
+        started[job.name] = (job, key, later(cache, helpers, "figure", key, draw_one, job, data))
     return started
 
 
@@ -364,7 +364,7 @@ def start_card(config: SiteConfig, facts: Facts, cache: Cache, helpers: Helpers)
         rounds.append((p.name, [(c.token, c.state) for c in last.chips]))
     inputs = {"title": config.title, "tagline": TAGLINE, "rounds": rounds}
     key = (inputs, [library_version(name) for name in ("pillow", "matplotlib")])  # Pillow uses matplotlib's fonts
-    return key, later(cache, helpers, "card", key, str, draw_card, inputs)
+    return key, later(cache, helpers, "card", key, draw_card, inputs)
 
 
 def draw_card(inputs: dict) -> str:
