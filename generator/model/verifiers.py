@@ -407,16 +407,20 @@ def rrs_outputs(target: Row, draft: Row, k: int, residual=plain_residual) -> dic
     return out
 
 
-def without_replacement_outputs(target: Row, draft: Row, k: int, residual=plain_residual) -> dict[int, Fraction]:
+def without_replacement_parts(
+    target: Row, draft: Row, k: int, residual=plain_residual
+) -> tuple[dict[int, Fraction], dict[int, Fraction]]:
     """Guesses drawn from the draft without replacement: after rejecting x, p <- norm(max(p - q_cur, 0)) and q_cur
-    loses x and is renormalised. Returns the exact distribution of the emitted token."""
-    out: dict[int, Fraction] = {}
+    loses x and is renormalised. Returns the emitted token's exact mass in two parts: (from an accepted guess,
+    from the residual once every guess is rejected)."""
+    accepted: dict[int, Fraction] = {}
+    fallback: dict[int, Fraction] = {}
 
     def walk(current: Row, q: Row, guesses: int, reach: Fraction) -> None:
         if guesses == 0 or not any(q):
             for y, py in enumerate(current):
                 if py:
-                    out[y] = out.get(y, ZERO) + reach * py
+                    fallback[y] = fallback.get(y, ZERO) + reach * py
             return
         nxt = residual(current, q)
         for x, qx in enumerate(q):
@@ -424,35 +428,24 @@ def without_replacement_outputs(target: Row, draft: Row, k: int, residual=plain_
                 continue
             a = min(ONE, current[x] / qx)
             if a:
-                out[x] = out.get(x, ZERO) + reach * qx * a
+                accepted[x] = accepted.get(x, ZERO) + reach * qx * a
             if a < 1 and nxt is not None:
                 rest = normalised(tuple(ZERO if y == x else v for y, v in enumerate(q)))
                 walk(nxt, rest or tuple(ZERO for _ in q), guesses - 1, reach * qx * (1 - a))
 
     walk(tuple(target), tuple(draft), k, ONE)
-    return out
+    return accepted, fallback
+
+
+def without_replacement_outputs(target: Row, draft: Row, k: int, residual=plain_residual) -> dict[int, Fraction]:
+    """The exact distribution of the token emitted with k guesses drawn without replacement."""
+    accepted, fallback = without_replacement_parts(target, draft, k, residual)
+    return {y: accepted.get(y, ZERO) + fallback.get(y, ZERO) for y in sorted(accepted.keys() | fallback.keys())}
 
 
 def without_replacement_acceptance(target: Row, draft: Row, k: int) -> Fraction:
     """P(one of k guesses drawn without replacement is accepted): the emitted token's mass from guesses."""
-    total = ZERO
-
-    def walk(current: Row, q: Row, guesses: int, reach: Fraction) -> None:
-        nonlocal total
-        if guesses == 0 or not any(q):
-            return
-        nxt = plain_residual(current, q)
-        for x, qx in enumerate(q):
-            if not qx:
-                continue
-            a = min(ONE, current[x] / qx)
-            total += reach * qx * a
-            if a < 1 and nxt is not None:
-                rest = normalised(tuple(ZERO if y == x else v for y, v in enumerate(q)))
-                walk(nxt, rest or tuple(ZERO for _ in q), guesses - 1, reach * qx * (1 - a))
-
-    walk(tuple(target), tuple(draft), k, ONE)
-    return total
+    return sum(without_replacement_parts(target, draft, k)[0].values(), ZERO)
 
 
 def optimal_iid_acceptance(target: Row, draft: Row, k: int) -> Fraction:
