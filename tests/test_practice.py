@@ -22,7 +22,7 @@ from reading_budget import reading_order, visible_words
 from generator.model.config import load_config
 from generator.model.facts import build_facts
 from generator.model.logreader import iid_rate_thousandths, parity_vectors, read_counts, read_rates
-from generator.model.practice import PracticeError, load_practice, parse_practice
+from generator.model.practice import PracticeError, batch_model, exact_crossover, load_practice, parse_practice
 from generator.model.profiles import load_profiles
 from generator.playground.sampler import argmax
 from support import PROFILES, ROOT
@@ -171,6 +171,24 @@ def test_the_batch_model_starts_at_the_sites_speedup_and_crosses_one_where_it_sa
         assert p.expected_tokens * max(x, b) / (k * c * max(x, b) + max(x, b * (k + 1))) == 1
         assert all(s == curve.large_batch for b, s in curve.points if b >= x)
         assert [s for _, s in curve.points] == sorted((s for _, s in curve.points), reverse=True)
+
+
+@pytest.mark.parametrize("largest", [1, 512, 513, 4096, 1_000_000])
+def test_the_batch_curves_reach_the_largest_batch_in_steps_the_log_axis_cannot_see(facts, largest):
+    """Every b up to 512 (the shipped figure draws each one); past it, steps of at most 1/512 of b, so a
+    million sequences is a few thousand points (the curve at every integer took half a minute and a figure of
+    tens of megabytes). The model's values are the same at every b it keeps."""
+    roofline = load_config(ROOT / "data" / "site.yaml").roofline
+    drafts = [(p.id, p.name, p.expected_tokens) for p in facts.profiles]
+    m = batch_model(drafts, facts.k, facts.practice.batch.draft_step, exact_crossover(roofline), largest)
+    shipped = {b: s for b, s in facts.practice.batch.curves[0].points}
+    for curve in m.curves:
+        sizes = [b for b, _ in curve.points]
+        assert sizes[0] == 1 and sizes[-1] == largest and sizes == sorted(set(sizes))
+        assert sizes[: min(largest, 512)] == list(range(1, min(largest, 512) + 1))
+        assert all(b - a <= max(1, a // 512) for a, b in zip(sizes, sizes[1:]))
+        assert len(sizes) < 5000
+    assert all(shipped[b] == s for b, s in m.curves[0].points if b in shipped)
 
 
 def test_the_tie_is_read_from_the_profiles_and_greedy_picks_as_the_playground_does(facts):

@@ -157,6 +157,8 @@ def test_the_site_builds_with_every_limited_setting_at_its_limit(project, monkey
     assert code == 0, err
     numbers = json.loads((tmp_path / "out" / "numbers.json").read_text(encoding="utf-8"))
     assert numbers
+    weights = {p.name: p.stat().st_size for p in (tmp_path / "out" / "figures").glob("*.svg")}
+    assert max(weights.values()) < 400_000, weights  # a phone still loads each figure (the batch curve drew 1e6 points)
 
 
 # --- the playground's orders against the corpus they count -------------------------------------------------

@@ -259,7 +259,7 @@ class BatchCurve:
     profile_id: str
     name: str
     expected_tokens: Fraction
-    points: tuple[tuple[int, Fraction], ...]
+    points: tuple[tuple[int, Fraction], ...]  # at batch_sizes(the roofline's max_positions)
     small_batch: Fraction  # every b up to the knee: E[N] / (K c + 1)
     break_even: Fraction  # the b where the modelled speedup falls to 1
     large_batch: Fraction  # every b from X on: E[N] / (K c + K + 1)
@@ -305,6 +305,16 @@ def exact_crossover(roofline) -> Fraction:
     return Fraction(roofline.bytes_per_parameter) * flops / (2 * Fraction(roofline.memory_bandwidth_gb_s) * 10**9)
 
 
+def batch_sizes(largest: int) -> list[int]:
+    """The batch sizes a curve is drawn at: every b up to 512, then steps of b // 512 (a few hundred points per
+    doubling), so the figure's log axis is as finely drawn up to a million as up to 512; `largest` comes last."""
+    sizes, b = [], 1
+    while b < largest:
+        sizes.append(b)
+        b += max(1, b // 512)
+    return [*sizes, largest]
+
+
 def batch_model(profiles, k: int, draft_step: Fraction, crossover: Fraction, max_batch: int) -> BatchModel:
     """profiles: (id, name, E[N]) for each draft."""
     x = crossover
@@ -315,7 +325,7 @@ def batch_model(profiles, k: int, draft_step: Fraction, crossover: Fraction, max
             plain = max(x, b)
             return e * plain / (k * draft_step * plain + max(x, b * (k + 1)))
 
-        points = tuple((b, speedup(b)) for b in range(1, max_batch + 1))
+        points = tuple((b, speedup(b)) for b in batch_sizes(max_batch))
         even = x * (e - k * draft_step) / (k + 1)  # between the knee and X: e X = k c X + b (k + 1)
         curves.append(BatchCurve(pid, name, e, points, e / (k * draft_step + 1), even, e / (k * draft_step + k + 1)))
     return BatchModel(x, x / (k + 1), k, draft_step, tuple(curves))
