@@ -144,12 +144,14 @@ def simulate(
     rng: np.random.Generator,
     replacement_rule: ReplacementRule = residual_rows,
 ) -> Batch:
-    """simulate_batch for one fixed (target, draft) pair: every round reads the same rows."""
+    """simulate_batch for one fixed (target, draft) pair: every round reads the same rows, and the same draft
+    CDFs, made once per position."""
     target, draft = np.array(target_rows, dtype=np.float64), np.array(draft_rows, dtype=np.float64)
+    cdfs = row_cdfs(draft)
 
     def rows_at(j: int, going: np.ndarray, proposals: np.ndarray) -> tuple[np.ndarray | None, ...]:
         if j == len(draft):
             return np.broadcast_to(target[j], (going.size, target.shape[1])), None
-        return tuple(np.broadcast_to(rows[j], (going.size, rows.shape[1])) for rows in (target, draft))
+        return tuple(np.broadcast_to(rows[j], (going.size, rows.shape[1])) for rows in (target, draft, cdfs))
 
     return simulate_batch(rows_at, len(draft), rounds, rng, replacement_rule)
