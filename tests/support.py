@@ -1,6 +1,7 @@
 """Paths every test module shares; a plain module, because two conftest.py files cannot both be imported by name."""
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -75,6 +76,7 @@ def only_page(project: Path, body: str) -> None:
     config.write_text(text, encoding="utf-8")
 
 
+@functools.cache  # once per test process, whether or not xdist's controller made it first
 def built_site() -> Path:
     """The site built from this checkout's own sources, once per test session, into a private folder.
 
