@@ -3,6 +3,7 @@
 import atexit
 import functools
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,24 +14,25 @@ SOURCES = ("data", "site_src")
 BUILT_SITE_ENV = "TESTS_BUILT_SITE"  # set by the xdist controller (conftest.py) for the workers it starts
 
 
-SMALL_MONTE_CARLO = 2000  # rounds per case, for a copy whose test is not about the Monte Carlo
+SMALL = {"monte_carlo": 2000, "playground": 500}  # rounds, for a copy whose test is about neither
 
 
-def copy_project(dest: Path, monte_carlo_rounds: int | None = None) -> Path:
+def copy_project(dest: Path, small: bool = False) -> Path:
     """A copy of the project's inputs (data/ and site_src/) that a test may edit; the code stays installed.
 
-    monte_carlo_rounds (SMALL_MONTE_CARLO, say) sets the copy's `monte_carlo.rounds` in data/site.yaml, for a test
-    that builds and is not about the Monte Carlo: its clean builds then simulate in a fraction of the time."""
+    small=True sets the copy's `monte_carlo.rounds` and `playground.rounds` in data/site.yaml to SMALL, for a
+    test that builds from an empty cache and is about neither: its clean builds then simulate and measure in a
+    fraction of the time."""
     for name in SOURCES:
         shutil.copytree(ROOT / name, Path(dest) / name)
-    if monte_carlo_rounds is not None:
-        from generator.model.config import MonteCarlo
-
+    if small:
         config = Path(dest) / "data" / "site.yaml"
         text = config.read_text(encoding="utf-8")
-        default = f"\n  rounds: {MonteCarlo().rounds}\n"
-        assert text.count(default) == 1, "data/site.yaml: monte_carlo.rounds is not where copy_project looks"
-        config.write_text(text.replace(default, f"\n  rounds: {monte_carlo_rounds}\n"), encoding="utf-8")
+        for section, rounds in SMALL.items():
+            found = re.search(rf"^{section}:\n(?:  .*\n|\n)*?  rounds: *(\d+)", text, re.MULTILINE)
+            assert found, f"data/site.yaml: {section}.rounds is not where copy_project looks"
+            text = text[: found.start(1)] + str(rounds) + text[found.end(1) :]
+        config.write_text(text, encoding="utf-8")
     return Path(dest)
 
 
@@ -41,16 +43,16 @@ def session_cache_copy(folder: Path) -> Path:
     return Path(folder)
 
 
-def built_copy(folder: Path, cache: Path | None = None, monte_carlo_rounds: int | None = None):
+def built_copy(folder: Path, cache: Path | None = None, small: bool = False):
     """A copy of the project, built: the one way a module gets a project of its own with its build in place.
 
     Returns (root, cache folder, the build's report); root / "build" holds the build. Without `cache`, the
     cache starts as a copy of the session build's (session_cache_copy), so only what the copy changes is computed
-    (with monte_carlo_rounds, the Monte Carlo too, at that size)."""
+    (with small, the Monte Carlo and the playground too, at their small sizes)."""
     from generator.site.cache import Cache
     from generator.site.pipeline import build
 
-    root = copy_project(Path(folder) / "project", monte_carlo_rounds)
+    root = copy_project(Path(folder) / "project", small)
     if cache is None:
         cache = session_cache_copy(Path(folder) / "cache")
     report = build(root, root / "build", cache=Cache(cache))

@@ -2,8 +2,8 @@
 
 Each kind of edit a person makes is applied to a copy of the project built once by this module (with a
 cache of its own); each test starts from its own copy of that cache. The rebuild must equal, byte for
-byte, a build of the edited copy from an empty cache. The copies run a small Monte Carlo (SMALL_MONTE_CARLO
-rounds): what is checked here is what a rebuild reuses, not the simulation.
+byte, a build of the edited copy from an empty cache. The copies run a small Monte Carlo and playground
+(support.SMALL): what is checked here is what a rebuild reuses, not the simulation.
 """
 
 import json
@@ -15,7 +15,7 @@ import pytest
 
 from generator.site import pipeline as B
 from generator.site.cache import Cache
-from support import SMALL_MONTE_CARLO, built_copy, copy_project
+from support import built_copy, copy_project
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -70,7 +70,7 @@ EDITS = {
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A project copy built once, with a cache of its own: the build every edit starts from."""
-    root, cache, _ = built_copy(tmp_path_factory.mktemp("incremental"), monte_carlo_rounds=SMALL_MONTE_CARLO)
+    root, cache, _ = built_copy(tmp_path_factory.mktemp("incremental"), small=True)
     return root, cache
 
 
@@ -83,7 +83,7 @@ def warm(built, tmp_path) -> Path:
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_a_rebuild_after_each_kind_of_edit_equals_a_clean_build_byte_for_byte(edit, built, warm, tmp_path):
-    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
+    root = copy_project(tmp_path / "p", small=True)
     EDITS[edit](root)
     B.build(root, tmp_path / "rebuilt", cache=Cache(warm))
     B.build(root, tmp_path / "clean", cache=Cache(tmp_path / "empty-cache"), clean=True)
@@ -104,7 +104,7 @@ def figure_inputs(folder: Path) -> dict[str, str]:
 
 def test_a_page_text_edit_leaves_every_figure_file_unchanged(built, warm, tmp_path):
     """Negative control: a draft step edit, built the same way, changes the figures that show it."""
-    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
+    root = copy_project(tmp_path / "p", small=True)
     EDITS["one page's text"](root)
     B.build(root, tmp_path / "out", cache=Cache(warm))
     assert figure_files(tmp_path / "out") == figure_files(built[0] / "build")
@@ -120,7 +120,7 @@ def test_a_page_text_edit_leaves_every_figure_file_unchanged(built, warm, tmp_pa
 def test_an_edit_changes_exactly_the_figures_drawn_from_what_it_changed(edit, draws, built, warm, tmp_path):
     """The draft step shows in the speedup figures, not in the distributions' or the Monte Carlo's: those files
     stay as they were. The figures whose inputs the manifest says changed are exactly the files that differ."""
-    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
+    root = copy_project(tmp_path / "p", small=True)
     EDITS[edit](root)
     B.build(root, tmp_path / "out", cache=Cache(warm))
     before, after = figure_inputs(built[0] / "build"), figure_inputs(tmp_path / "out")
@@ -146,7 +146,7 @@ def test_a_page_that_fails_fails_the_build_in_one_line(broken, built, warm, tmp_
 
     from generator.site.cache import ENV_DIR
 
-    root = copy_project(tmp_path / "p", SMALL_MONTE_CARLO)
+    root = copy_project(tmp_path / "p", small=True)
     page = middle_page(root)
     page.write_text(BROKEN_PAGES[broken](page.read_text(encoding="utf-8")), encoding="utf-8")
     replace_once(root / "data" / "profiles.v1.json", '"draft_step": "1/10"', '"draft_step": "5/47"')
