@@ -222,6 +222,24 @@ def test_several_guess_numbers():
     assert v.optimal_iid_acceptance(p, q, 3) == F(361, 512)
 
 
+def test_the_ceiling_for_several_guesses_is_its_definition_over_every_token_set():
+    """1 - max over sets S of q(S)^k - p(S), written out set by set, on rows with zeros in either or both."""
+    rng = np.random.default_rng(7)
+
+    def row(n):
+        weights = rng.choice([0, 0, 1, 2, 3, 5], size=n)
+        weights[rng.integers(n)] += 1
+        return tuple(F(int(w), int(weights.sum())) for w in weights)
+
+    for _ in range(60):
+        n = int(rng.integers(1, 8))
+        p, q = row(n), row(n)
+        for k in (1, 2, 3):
+            sets = itertools.chain.from_iterable(itertools.combinations(range(n), r) for r in range(n + 1))
+            worst = max(sum((q[i] for i in s), F(0)) ** k - sum((p[i] for i in s), F(0)) for s in sets)
+            assert v.optimal_iid_acceptance(p, q, k) == 1 - worst
+
+
 # ---------------------------------------------------------------- the rule lab
 
 

@@ -449,14 +449,15 @@ def without_replacement_acceptance(target: Row, draft: Row, k: int) -> Fraction:
 
 
 def optimal_iid_acceptance(target: Row, draft: Row, k: int) -> Fraction:
-    """The most any exact verifier of k i.i.d. guesses can accept: 1 - max_S [q(S)^k - p(S)] over token sets S."""
-    n = len(target)
-    worst = ZERO
-    for mask in range(1 << n):
-        qs = sum((draft[i] for i in range(n) if mask >> i & 1), ZERO)
-        ps = sum((target[i] for i in range(n) if mask >> i & 1), ZERO)
-        worst = max(worst, qs**k - ps)
-    return 1 - worst
+    """The most any exact verifier of k i.i.d. guesses can accept: 1 - max_S [q(S)^k - p(S)] over token sets S.
+
+    Each set's sums are a smaller set's plus one token; a token both rows give 0 changes no set's value."""
+    q_sums, p_sums = [ZERO], [ZERO]  # the empty set first
+    for p, q in zip(target, draft):
+        if p or q:
+            q_sums += [s + q for s in q_sums]
+            p_sums += [s + p for s in p_sums]
+    return 1 - max(qs**k - ps for qs, ps in zip(q_sums, p_sums))
 
 
 # ---------------------------------------------------------------- weaker or lossy rules
