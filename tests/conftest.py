@@ -78,6 +78,13 @@ def project(tmp_path, own_cache_folder):
     return copy_project(tmp_path)
 
 
+@pytest.fixture
+def small_project(tmp_path):
+    """A copy of the project's inputs with a small Monte Carlo and playground (support.SMALL), for a test that
+    builds it from an empty cache and is about neither: its cold build takes about half the time."""
+    return copy_project(tmp_path / "small", small=True)
+
+
 @pytest.fixture(scope="session")
 def browser():
     """One headless Debian chromium per test process (skips locally, fails in CI, when it is missing): a

@@ -53,7 +53,8 @@ def test_a_dot_asset_is_published_changed_and_removed(project, own_cache_folder)
 
 
 @pytest.mark.parametrize("how", ["relative", "absolute"])
-def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how, project, tmp_path, own_cache_folder):
+def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how, small_project, tmp_path):
+    project = small_project  # it trains the prose model twice on a corpus of its own
     outside = project / "elsewhere"
     outside.mkdir()
     profiles = outside / "profiles.json"
@@ -71,7 +72,7 @@ def test_a_profiles_file_and_a_corpus_outside_data_are_read_as_they_are_now(how,
     site.write_text(
         text[:start] + f"  prose:\n    files: {named(corpus, site.parent)}/*.txt\n" + text[end:], encoding="utf-8"
     )
-    out, folder = tmp_path / "out", own_cache_folder
+    out, folder = tmp_path / "out", tmp_path / "cache"
     B.build(project, out, cache=Cache(folder))
     edit(profiles, '"draft_step": "1/10"', '"draft_step": "1/9"')
     B.build(project, out, cache=Cache(folder))

@@ -162,11 +162,11 @@ def test_a_cache_that_cannot_be_written_warns_once_and_the_build_succeeds(
     assert len(warnings) == 1 and os.strerror(problem) in warnings[0]
 
 
-def test_a_cache_folder_that_cannot_be_made_warns_once_and_the_build_succeeds(project, tmp_path, capsys):
+def test_a_cache_folder_that_cannot_be_made_warns_once_and_the_build_succeeds(small_project, tmp_path, capsys):
     """Real, not faked: the cache's path is a file, so no folder can be made under it."""
     blocked = tmp_path / "cache-is-a-file"
     blocked.write_text("not a folder")
-    build(project, tmp_path / "out", cache=Cache(blocked))
+    build(small_project, tmp_path / "out", cache=Cache(blocked))
     assert (tmp_path / "out" / "index.html").is_file()
     assert len([line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]) == 1
 

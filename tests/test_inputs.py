@@ -387,9 +387,10 @@ def test_a_corpus_file_linked_out_of_the_project_is_refused_before_it_is_read(pr
     assert "/etc/passwd" in line
 
 
-def test_paths_inside_the_project_are_read_negative_control(project, monkeypatch, capsys, tmp_path):
+def test_paths_inside_the_project_are_read_negative_control(small_project, monkeypatch, capsys, tmp_path):
     """A profiles file named by its absolute path inside the project, and a corpus of the project's own files
     reached through a link inside it, build; so does the package glob the shipped settings use."""
+    project = small_project  # it trains the prose model on a corpus of its own
     (project / "corpus").mkdir()
     text = "".join(p.read_text(encoding="utf-8") for p in sorted((project / "site_src" / "pages").glob("*.md")))
     (project / "corpus" / "real.txt").write_text(text, encoding="utf-8")
