@@ -183,15 +183,19 @@ def test_an_order_too_long_for_the_corpus_alphabet_is_refused_naming_the_setting
     assert "302 distinct characters (at most 7)" in line  # the space and the newline are characters too
 
 
-def test_an_order_that_fits_the_corpus_alphabet_is_trained_negative_control(project, monkeypatch, capsys, tmp_path):
+def test_an_order_that_fits_the_corpus_alphabet_is_trained_negative_control(
+    small_project, monkeypatch, capsys, tmp_path
+):
+    project = small_project  # what is at stake is that the order trains, not how many rounds it measures
     many_character_corpus(project, 300)
     set_setting(project, "playground.prose.target_order", 7)
     code, err = run(project, monkeypatch, capsys, "build", "--out", str(tmp_path / "out"))
     assert code == 0, err
 
 
-def test_a_corpus_that_offers_no_prompt_is_refused_naming_the_setting(project, monkeypatch, capsys):
+def test_a_corpus_that_offers_no_prompt_is_refused_naming_the_setting(small_project, monkeypatch, capsys):
     """Lines of 7 words hold no prompt for the page to open on: the build failed in the page's template."""
+    project = small_project
     many_character_corpus(project, 300, words=7)
     set_setting(project, "playground.prose.target_order", 5)
     code, err = run(project, monkeypatch, capsys, "build")
@@ -273,9 +277,10 @@ def test_the_smallest_verification_pass_is_accepted_negative_control(project, ra
     assert code == 0, err
 
 
-def test_profiles_at_every_limit_at_once_build(project, raw_profiles, monkeypatch, capsys, tmp_path):
+def test_profiles_at_every_limit_at_once_build(small_project, raw_profiles, monkeypatch, capsys, tmp_path):
     """The most positions, tokens, drafts and the longest labels and names, together: validate says ok and the
-    build draws every figure legibly. (Slow: every figure and the Monte Carlo are computed again.)"""
+    build draws every figure legibly. (Slow: every figure and the Monte Carlo, small here, are computed again.)"""
+    project = small_project
     widest = widen(
         raw_profiles, P.MAX_TOKENS, P.MAX_POSITIONS, P.MAX_DRAFTS, P.MAX_LABEL, P.MAX_NAME
     )  # the negative control of the refusals above: one past any of these is refused
