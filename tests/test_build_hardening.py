@@ -265,17 +265,22 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
+def survivors(sid: int, seconds: float = 15.0) -> list[int]:
+    """The members of session `sid` still alive after `seconds` (as soon as none is); the test's clean-up kills them."""
+    deadline = time.monotonic() + seconds
+    while session_members(sid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = session_members(sid)
+    for pid in left:  # clean up what the test found, by id
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
 def survivors_after_killing(proc: subprocess.Popen, seconds: float = 15.0) -> list[int]:
     """SIGKILL the process `proc` alone (not its group); its session's members still alive after `seconds`."""
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
-    deadline = time.monotonic() + seconds
-    while session_members(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = session_members(proc.pid)
-    for pid in left:  # clean up what the test found, by id
-        os.kill(pid, signal.SIGKILL)
-    return left
+    return survivors(proc.pid, seconds)
 
 
 def cold_build_in_a_session(project: Path, cache: Path) -> subprocess.Popen:
@@ -316,13 +321,7 @@ def test_ctrl_c_while_a_build_draws_stops_it_at_once_and_leaves_no_process(proje
     os.killpg(build.pid, signal.SIGINT)
     _, err = build.communicate(timeout=30)
     assert build.returncode == 130 and "Traceback" not in err, err[-2000:]  # nor a helper caught as it starts
-    deadline = time.monotonic() + 15
-    while session_members(build.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = session_members(build.pid)
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert left == []
+    assert survivors(build.pid) == []
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")

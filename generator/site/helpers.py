@@ -67,12 +67,13 @@ class Helpers:
         if self.pool is None:
             return
         if error_type is not None:  # an error or Ctrl-C: the helpers leave as soon as the pipe closes
-            for end in self.pipe:
-                end.close()
+            self.close_pipe()
         self.pool.shutdown(wait=True, cancel_futures=True)  # none outlives this, nor starts after it
-        if error_type is None:
-            for end in self.pipe:
-                end.close()
+        self.close_pipe()
+
+    def close_pipe(self) -> None:
+        for end in self.pipe:
+            end.close()  # a second close does nothing
 
 
 @contextlib.contextmanager
