@@ -71,8 +71,20 @@ async function tab(browser, width) {
   page.problems = [];
   page.on("console", (m) => { if (m.type() === "error") page.problems.push(`console: ${m.text()}`); });
   page.on("pageerror", (e) => page.problems.push(`uncaught: ${e.message || e}`));
-  await page.setViewport({ width, height: width < 600 ? 844 : 900 });
+  await setViewport(page, width, width < 600 ? 844 : 900);
   return page;
+}
+
+// page.setViewport, in a Firefox ESR that lacks the screen orientation command puppeteer-core sends beside the
+// viewport's (emulation.setScreenOrientationOverride, Firefox 144 and later): the viewport command is sent all the
+// same, so that one refusal is let through, and the page is waited for until it reports the width asked for.
+async function setViewport(page, width, height) {
+  try {
+    await page.setViewport({ width, height });
+  } catch (err) {
+    if (!/unknown command emulation\.setScreenOrientationOverride/.test(err.message)) throw err;
+    await waitFor(page, (w) => window.innerWidth === w, width, `a window ${width} px wide`);
+  }
 }
 
 // "" when the page fits its window, or how far it does not.
@@ -81,12 +93,20 @@ function overflows() {
   return scroll > client ? `the page is ${scroll} px wide in a ${client} px window` : "";
 }
 
-async function waitFor(page, fn, arg, what) {
-  try {
-    await page.waitForFunction(fn, { timeout: TIMEOUT, polling: 100 }, arg);
-  } catch (err) {
-    throw new Error(`never true within ${TIMEOUT / 1000} s: ${what} (${err.message})`);
+// Polls with page.evaluate rather than page.waitForFunction: puppeteer-core builds a waitForFunction predicate with
+// Function() inside the page, which the site's Content-Security-Policy blocks in Firefox ESR 140.
+async function waitFor(page, fn, arg, what, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      if (await page.evaluate(fn, arg)) return;
+    } catch (err) {
+      last = ` (${err.message})`;  // a page between two documents: tried again
+    }
+    await new Promise((ok) => setTimeout(ok, 100));
   }
+  throw new Error(`never true within ${timeout / 1000} s: ${what}${last}`);
 }
 
 describe("Firefox ESR", { skip }, () => {
@@ -156,7 +176,7 @@ describe("Firefox ESR", { skip }, () => {
     const readouts = async (browser) => {
       const page = await tab(browser, 1280);
       await page.goto(`${origin}/what-if.html`, { waitUntil: "load" });
-      await waitFor(page, () => document.querySelector('[data-widget="what-if"] a[href*="#what-if="]'), null,
+      await waitFor(page, () => !!document.querySelector('[data-widget="what-if"] a[href*="#what-if="]'), null,
         "the what-if editor offers a link to its state");
       const link = await page.evaluate(() => document.querySelector('[data-widget="what-if"] a[href*="#what-if="]').getAttribute("href"));
       const fragment = link.slice(link.indexOf("#"));
@@ -222,8 +242,8 @@ describe("Firefox ESR", { skip }, () => {
       await page.waitForSelector("#pg-stats dt");
       await page.$eval("#pg-samples", (e) => { e.value = "2000"; });
       await page.click("#pg-check");
-      await page.waitForFunction(() => document.querySelectorAll("#pg-check-result [data-position]").length === 3,
-        { timeout: 120000 });
+      await waitFor(page, () => document.querySelectorAll("#pg-check-result [data-position]").length === 3, null,
+        "the check shows its three positions", 120000);
       // Firefox starts a worker for a page opened from a file too (Chromium does not; the page then draws in slices)
       assert.equal(await page.$eval(".pg-check-head", (e) => e.dataset.where), "worker", url);
       assert.deepEqual(page.problems, []);
