@@ -87,7 +87,7 @@ def test_the_page_says_higher_at_every_k_exactly_when_every_k_s_rate_is_higher(p
 
     every = all(rate(h) > rate(lo) for h, lo in zip(rows[cmp["higher"]], rows[cmp["lower"]]))
     assert cmp["higher_at_every_k"] == every
-    said = text_of(re.search(r"<p>For every draft length K,(.*?)</p>", page, re.S).group(1))
+    said = text_of(re.search(r"<p>Code is often said to be easier to draft than prose\.(.*?)</p>", page, re.S).group(1))
     assert f"higher on {cmp['higher']}" in said
     assert ("and higher at every K" in said) == every
 
@@ -156,11 +156,14 @@ def test_ties_are_stated_with_standard_errors(page, data):
         # the rule as the code computes it: the standard error of the difference, not of the best alone
         assert "closer to the best than two standard errors of the difference between the two" in text
         assert "within two standard errors of the best" not in text
+        # the table's caption names the best K with its standard error, and the Ks tied with it
+        caption = re.search(rf'id="playground-{kind}">\s*<caption>(.*?)</caption>', page, re.S).group(1)
+        said = text_of(caption).split("the best K is ", 1)[1]
+        best_text = times(exact_speedup(best, data["cost_model"]), 3)
+        assert said.startswith(f"{m['best_k']} ({best_text} \u00b1 {fixed(m['best_speedup_se'], 3)})"), said
         others = [k for k in m["tied_ks"] if k != m["best_k"]]
+        assert ("tied with" in said) == bool(others), said
         if others:
-            said = re.search(rf"K = {m['best_k']} for {kind} \((.*?)\)", text).group(1)
-            best_text = times(exact_speedup(best, data["cost_model"]), 3)
-            assert f"{best_text} \u00b1 {fixed(m['best_speedup_se'], 3)}" in said
             assert "closer than two standard errors of the difference" in said
             assert "tied with K = " in said
             assert all(str(k) in said.split("tied with K = ")[1] for k in others)
