@@ -100,9 +100,9 @@ class BlockStep:
     p: Fraction
     q: Fraction
     ratio: Fraction
-    weight: Fraction  # the running weight p_i
+    weight: Fraction  # the running weight w_i
     stop: Fraction  # the stopping chance h_i
-    surplus: Fraction | None  # Z_{i+1} = sum_x max(p_i p_{i+1}(x) - q_{i+1}(x), 0); None at the last position
+    surplus: Fraction | None  # Z_{i+1} = sum_x max(w_i p_{i+1}(x) - q_{i+1}(x), 0); None at the last position
     u: Fraction
     kept_so_far: int  # tau after this position: the largest i so far with u_i <= h_i
 

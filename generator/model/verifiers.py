@@ -76,7 +76,7 @@ def tokenwise_kept_distribution(
 
 
 def running_weights(target_rows: Sequence[Row], draft_rows: Sequence[Row], proposals: Sequence[int]) -> Row:
-    """p_i = min(p_{i-1} * p(x_i) / q(x_i), 1), p_0 = 1, for i = 1..K (p_0 not included)."""
+    """The running weights w_i = min(w_{i-1} * p(x_i) / q(x_i), 1), w_0 = 1, for i = 1..K (w_0 not included)."""
     weights, w = [], ONE
     for t, q, x in zip(target_rows, draft_rows, proposals):
         w = min(w * t[x] / q[x], ONE)
@@ -85,13 +85,13 @@ def running_weights(target_rows: Sequence[Row], draft_rows: Sequence[Row], propo
 
 
 def block_residual(weight: Fraction, target: Row, draft: Row) -> Row | None:
-    """norm(max(weight * p - q, 0)): where the correction token comes from after keeping a prefix of weight p_tau."""
+    """norm(max(weight * p - q, 0)): where the correction token comes from after keeping a prefix of weight w_tau."""
     return normalised(excess(tuple(weight * x for x in target), draft))
 
 
 def stop_chance(weight: Fraction, next_target: Row, next_draft: Row) -> Fraction:
-    """h_i for i < K (Algorithm 2 of arXiv 2403.10444) from the running weight p_i and the next position's rows:
-    h_i = Z / (Z + 1 - p_i) with Z = sum_x max(p_i p_{i+1}(x) - q_{i+1}(x), 0). Where the denominator is 0 (p_i = 1
+    """h_i for i < K (Algorithm 2 of arXiv 2403.10444) from the running weight w_i and the next position's rows:
+    h_i = Z / (Z + 1 - w_i) with Z = sum_x max(w_i p_{i+1}(x) - q_{i+1}(x), 0). Where the denominator is 0 (w_i = 1
     and no surplus ahead) the round cannot stop at i with positive chance, and h_i = 1 is used."""
     z = sum(excess(tuple(weight * x for x in next_target), next_draft), ZERO)
     return ONE if z + 1 - weight == 0 else z / (z + 1 - weight)
@@ -124,7 +124,7 @@ def block_kept_distribution(
 
 
 def block_expected_accepted(target_rows: Sequence[Row], draft_rows: Sequence[Row]) -> Fraction:
-    """E[tau] = sum_i E_{x ~ q}[p_i]: a dynamic programme over the running weight's distribution."""
+    """E[tau] = sum_i E_{x ~ q}[w_i]: a dynamic programme over the running weight's distribution."""
     states: dict[Fraction, Fraction] = {ONE: ONE}
     total = ZERO
     for t, q in zip(target_rows, draft_rows):

@@ -52,11 +52,11 @@ def block_frames(w: WorkedBlock) -> list[dict]:
         {
             "title": "The draft's proposals",
             "chips": _chips(w, None, False),
-            "verdict": ["proposed", "Running weight p₀ = 1; kept so far: τ = 0"],
+            "verdict": ["proposed", "Running weight w₀ = 1; kept so far: τ = 0"],
             "rows": [],
             "notes": [
                 f"The draft proposed {listed}. The block rule walks the positions once, carrying a running weight "
-                "pᵢ, and keeps the longest prefix whose draw uᵢ falls at or under its stopping chance hᵢ.",
+                "wᵢ, and keeps the longest prefix whose draw uᵢ falls at or under its stopping chance hᵢ.",
             ],
         }
     ]
@@ -66,13 +66,13 @@ def block_frames(w: WorkedBlock) -> list[dict]:
         rows = [
             ["p(" + s.proposal + "), q(" + s.proposal + ")", f"{s.p}, {s.q}"],
             ["ratio p/q", str(s.ratio)],
-            ["running weight p" + _sub(s.position), f"min({before} × {s.ratio}, 1) = {s.weight}"],
+            ["running weight w" + _sub(s.position), f"min({before} × {s.ratio}, 1) = {s.weight}"],
         ]
         if s.surplus is None:
-            rows.append(["stopping chance h" + _sub(s.position), f"= p{_sub(s.position)} = {s.stop}"])
+            rows.append(["stopping chance h" + _sub(s.position), f"= w{_sub(s.position)} = {s.stop}"])
         else:
             rows.append(["surplus ahead Z", str(s.surplus)])
-            rows.append(["stopping chance h" + _sub(s.position), f"Z / (Z + 1 − p{_sub(s.position)}) = {s.stop}"])
+            rows.append(["stopping chance h" + _sub(s.position), f"Z / (Z + 1 − w{_sub(s.position)}) = {s.stop}"])
         rows.append(["draw u" + _sub(s.position), _u(s.u)])
         relation = "≤" if keep else ">"
         verdict = (
@@ -103,7 +103,7 @@ def block_frames(w: WorkedBlock) -> list[dict]:
                 + (
                     "Every proposal stands, so the next token comes from the target's bonus row."
                     if w.tau == k
-                    else f"The next token comes from max(p{_sub(w.tau)} · p − q, 0) at position {w.tau + 1}, "
+                    else f"The next token comes from max(w{_sub(w.tau)} · p − q, 0) at position {w.tau + 1}, "
                     "rescaled to sum to 1."
                 )
             ],

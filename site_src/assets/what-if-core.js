@@ -166,7 +166,7 @@
   const roundCost = (k, draftStep, verifyStep) => add(mul(fromInt(k), draftStep), verifyStep);
 
   // Block verification (Sun et al., arXiv 2403.10444), as generator/model/verifiers.py computes it: expected
-  // accepted proposals = sum_i E_{x ~ q}[p_i], the running weight p_i = min(p_{i-1} p(x_i) / q(x_i), 1), p_0 = 1,
+  // accepted proposals = sum_i E_{x ~ q}[w_i], the running weight w_i = min(w_{i-1} p(x_i) / q(x_i), 1), w_0 = 1,
   // followed through its distribution from position to position (a map from each weight to its chance).
   function blockExpectedAccepted(target, draft) {
     let states = new Map([[format(ONE), [ONE, ONE]]]);
