@@ -401,7 +401,7 @@ class StepperProfile:
         sampled = len(self.rounds) - 1
         return (
             f"“Another round” steps through {len(self.rounds)} rounds: the worked round, then {sampled} the draft "
-            f"sampled when this page was made, the same {sampled} on every visit."
+            f"sampled in advance, the same {sampled} on every visit, not new ones."
         )
 
 
