@@ -261,3 +261,30 @@ def test_the_noise_baseline_vanishes_for_a_certain_character_and_shrinks_with_dr
     assert expected_tvd([0.0, 1.0, 0.0], 500) == 0.0
     row = [0.5, 0.3, 0.2]
     assert expected_tvd(row, 400) == pytest.approx(expected_tvd(row, 100) / 2, rel=0.05)
+
+
+# --- what temperature does, as the block table's rows show it ---------------------------------------
+
+TEMPERATURE_SAYS = {
+    (True, True): "which does not always bring them closer",
+    (True, False): "which here brings them closer",
+    (False, True): "which here takes them apart",
+}
+
+
+def test_what_the_page_says_temperature_does_follows_the_block_rows(page, data):
+    """The proposals kept per round, one at a time, as exact ratios of the counts the block table prints: the page
+    says they only rise, only fall, or do both as the temperature rises, whichever the rows show."""
+    up = down = False
+    for kind in KINDS:
+        means = [Fraction(r["token_total"], r["rounds"]) for r in data["pairs"][kind]["block_rows"]]
+        assert [r["temperature"] for r in data["pairs"][kind]["block_rows"]] == sorted(
+            r["temperature"] for r in data["pairs"][kind]["block_rows"]
+        )
+        up = up or any(b > a for a, b in zip(means, means[1:]))
+        down = down or any(b < a for a, b in zip(means, means[1:]))
+    said = text_of(re.search(r"<li><strong>Sampling</strong>(.*?)</li>", page, re.S).group(1))
+    assert TEMPERATURE_SAYS[(up, down)] in said, said
+    # negative control: the other two wordings are not there
+    assert not any(words in said for key, words in TEMPERATURE_SAYS.items() if key != (up, down))
+    assert "rises with temperature" not in said
