@@ -269,6 +269,7 @@ TEMPERATURE_SAYS = {
     (True, True): "which does not always bring them closer",
     (True, False): "which here brings them closer",
     (False, True): "which here takes them apart",
+    (False, False): "which here leaves them as close as they were",
 }
 
 

@@ -226,6 +226,16 @@ class Playground:
     corpora: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # per kind, as published
     licences: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def kept_by_temperature(self) -> str:
+        """How the proposals kept per round one at a time move from each temperature of the block rows to the next,
+        over every pair: "rises", "falls", "both" or "flat"."""
+        steps = [
+            b.token_mean - a.token_mean for p in self.pairs.values() for a, b in zip(p.block_rows, p.block_rows[1:])
+        ]
+        up, down = any(s > 0 for s in steps), any(s < 0 for s in steps)
+        return "both" if up and down else "rises" if up else "falls" if down else "flat"
+
 
 def fields_of(record: Any, cls: type | None = None) -> dict[str, Any]:
     """A record's fields by name (those of `cls`, a dataclass it derives from, when given), without copying."""
