@@ -286,6 +286,6 @@ def test_what_the_page_says_temperature_does_follows_the_block_rows(page, data):
         down = down or any(b < a for a, b in zip(means, means[1:]))
     said = text_of(re.search(r"<li><strong>Sampling</strong>(.*?)</li>", page, re.S).group(1))
     assert TEMPERATURE_SAYS[(up, down)] in said, said
-    # negative control: the other two wordings are not there
+    # negative control: the other wordings are not there
     assert not any(words in said for key, words in TEMPERATURE_SAYS.items() if key != (up, down))
     assert "rises with temperature" not in said
