@@ -86,3 +86,39 @@ def test_the_toy_data_pages_prose_fits_in_two_phone_screens(tab, origin):
     )
     assert 0 < height <= 2 * PHONE["height"], height
     assert tab.locator('[data-widget="what-if"]').count() == 0
+
+
+# Every table caption on screen that is not a line of its own above the table: narrower than its table, or beside
+# its first row rather than above it (a block caption in a table laid out as one is put in a cell). Captions kept
+# for screen readers only (.visually-hidden, taken out of the flow) are not on screen.
+SQUEEZED_CAPTIONS = """() => [...document.querySelectorAll('main table > caption')].filter((c) => {
+  const cap = c.getBoundingClientRect(), table = c.parentElement.getBoundingClientRect();
+  const first = c.parentElement.querySelector('tr');
+  if (!cap.width || !first || getComputedStyle(c).position === 'absolute') return false;
+  return cap.width < table.width - 1 || cap.bottom > first.getBoundingClientRect().top + 1;
+}).map((c) => `"${c.textContent.trim().slice(0, 50)}" ${Math.round(c.getBoundingClientRect().width)} px`)"""
+
+
+def test_the_caption_check_sees_a_caption_put_in_a_cell(tab, tmp_path):
+    """Negative control: a block caption in a table laid out as one sits in the first column."""
+    (tmp_path / "caption.html").write_text(
+        '<!doctype html><meta name="viewport" content="width=device-width"><main><table>'
+        '<caption style="display:block">A caption that a browser puts in a cell</caption>'
+        "<tr><th>Corpus</th><td>Target</td><td>4 characters</td></tr></table></main>",
+        encoding="utf-8",
+    )
+    turn(tab, PHONE)
+    with serve(tmp_path) as url:
+        tab.goto(f"{url}/caption.html")
+        assert tab.evaluate(SQUEEZED_CAPTIONS)
+
+
+def test_every_table_caption_is_a_line_above_its_table_at_390_px(tab, origin, site_dir):
+    squeezed = {}
+    for name in pages(site_dir):
+        turn(tab, PHONE)
+        tab.goto(f"{origin}/{name}", wait_until="load")
+        found = tab.evaluate(SQUEEZED_CAPTIONS)
+        if found:
+            squeezed[name] = found
+    assert not squeezed, squeezed
