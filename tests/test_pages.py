@@ -432,6 +432,19 @@ def test_the_guarantees_page_reports_every_convergence_case(site):
     assert ctx.convergence.negative_control.caught
 
 
+def test_the_negative_control_is_compared_with_the_real_sampler_on_the_same_drafts(site):
+    """The broken sampler runs on the toy data's drafts only, so the page sets its distance beside the real
+    sampler's on those drafts, not beside the largest over the random cases too."""
+    from support import site_view
+
+    c = site_view(ROOT).convergence
+    own = max(case.worst_total_variation for case in c.authored)
+    text = page_text(site, "guarantees")
+    said = re.search(r"where the real sampler reaches at most ([0-9.]+) on the same drafts", text)
+    assert said and said.group(1) == FILTERS["fixed"](own, 4), said
+    assert FILTERS["fixed"](own, 4) != FILTERS["fixed"](c.worst_total_variation, 4)  # negative control: they differ
+
+
 def test_no_template_syntax_or_raw_math_leaks_into_the_output(site):
     for slug in READING_ORDER + APPENDIX:
         raw = (site / f"{slug}.html").read_text(encoding="utf-8")

@@ -69,6 +69,11 @@ class ConvergenceFacts:
     positions_per_case: int
     negative_control: NegativeControl
 
+    @property
+    def authored_worst_total_variation(self) -> float:
+        """The real sampler's largest total variation on the toy data's drafts, those the negative control runs."""
+        return max(case.worst_total_variation for case in self.authored)
+
 
 def mean_loglog_slope(curves) -> float:
     """The mean over error curves of the least-squares slope of log(error) against log(samples)."""
