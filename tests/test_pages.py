@@ -343,8 +343,9 @@ def test_a_check_is_costed_as_k_plus_one_positions(site, engine_numbers):
         # issue 32.6: p after the target's own settings, q exactly what the draft sampled from; zeros of top-k/top-p
         ("lossless", ("p must be the target's distribution after its own settings", "loses acceptance, not exactness")),
         ("lossless", ("so proposals there are always rejected",)),
-        # issue 32.6: caches cut to the accepted prefix; the replacement or bonus is the next round's first input
-        ("index", ("end of the accepted proposals", "a length reset", "the next round's first input")),
+        # issue 32.6: caches cut to the accepted prefix; the next round reads the replacement or bonus first, and
+        # after a clean sweep the draft reads its own last proposal too
+        ("index", ("end of the accepted proposals", "a length reset", "what it has not read", "its own last proposal")),
         # issue 32.6: from one position to the whole text, and the bonus drawn from p directly
         ("lossless", ("applied position by position, each given the prefix committed so far", "drawn from p directly")),
         ("lossless", ("round its sums differently", "the choice can flip")),  # batched verification
