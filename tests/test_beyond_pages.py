@@ -59,6 +59,20 @@ def test_the_block_page_prints_the_engines_expectations(site):
     assert "keeps 10/9 proposals" in text and "it keeps 11/9" in text
 
 
+def test_the_block_page_counts_the_drafts_it_lists_as_those_with_a_chance(site):
+    """The listing walks the drafts each draft model gives a positive chance, not every string of K tokens: the
+    page said 6^5 where the drafts can make 1,200 and 1,600."""
+    counts = []
+    for d in PROFILES.drafts:
+        possible = 1
+        for row in d.distributions:
+            possible *= sum(1 for q in row if q > 0)
+        counts.append(f"{possible:,}")
+    text = text_of(site, "block")
+    assert f"at K = {PROFILES.k} ({' and '.join(counts)})" in text, counts
+    assert counts != [f"{len(PROFILES.tokens) ** PROFILES.k:,}"] * len(counts)  # negative control: zeros matter here
+
+
 def stepper_data(site: Path) -> dict:
     raw = (site / "block.html").read_text(encoding="utf-8")
     found = re.search(r'<script type="application/json" id="block-stepper-data">(.*?)</script>', raw, re.S)

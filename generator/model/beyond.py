@@ -70,6 +70,7 @@ class DraftBeyond:
     guesses: tuple[GuessFacts, ...]
     rules: tuple[RuleFacts, ...]
     wide: tuple[WideChain, ...]  # several guesses at every position of a K-deep chain: a full tree
+    drafts_possible: int  # the K-token drafts this draft gives a chance: what the rule lab lists
 
     @property
     def tokenwise(self) -> Fraction:
@@ -332,6 +333,7 @@ def beyond_facts(
                 guesses := tuple(guess_facts(target[i], rows[i], i + 1) for i in range(k)),
                 memo("rule-lab", (target, rows), lambda rows=rows: rule_facts(target, rows)),
                 wide_chains(guesses),
+                outcomes(rows),
             )
         )
     small = v.best_tree(target, SMALL_TREE_NODES)
