@@ -289,3 +289,19 @@ def test_what_the_page_says_temperature_does_follows_the_block_rows(page, data):
     # negative control: the other wordings are not there
     assert not any(words in said for key, words in TEMPERATURE_SAYS.items() if key != (up, down))
     assert "rises with temperature" not in said
+
+
+def test_what_the_page_says_of_later_positions_follows_the_counts(page, data):
+    """Each row's acceptance rate at a later position, as an exact ratio of the counts the JSON carries, against
+    the first position's: the page says later positions beat the first in every row only when they do."""
+    beat = all(
+        Fraction(a, v) > Fraction(row["accepted_by_position"][0], row["verified_by_position"][0])
+        for kind in KINDS
+        for row in data["pairs"][kind]["measurements"]["per_k"]
+        for a, v in zip(row["accepted_by_position"][1:], row["verified_by_position"][1:])
+        if v
+    )
+    said = text_of(re.search(r"<p>Real text is not that uniform:(.*?)</p>", page, re.S).group(1))
+    claim, hedge = "each later position is accepted more often than the first", "changes from position to position"
+    assert (claim in said, hedge in said) == (beat, not beat), said
+    assert "rises along each row" not in said  # negative control: the prose rows level off after position 2

@@ -236,6 +236,16 @@ class Playground:
         up, down = any(s > 0 for s in steps), any(s < 0 for s in steps)
         return "both" if up and down else "rises" if up else "falls" if down else "flat"
 
+    @property
+    def later_positions_beat_the_first(self) -> bool:
+        """Whether, in every measured row of every pair, each later position's acceptance rate is above the first's
+        (what a closed form fed the first position's rate alone leaves out)."""
+        return all(
+            all(a is None or a > row.acceptance_by_position[0] for a in row.acceptance_by_position[1:])
+            for p in self.pairs.values()
+            for row in p.measurements.per_k
+        )
+
 
 def fields_of(record: Any, cls: type | None = None) -> dict[str, Any]:
     """A record's fields by name (those of `cls`, a dataclass it derives from, when given), without copying."""
