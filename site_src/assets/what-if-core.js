@@ -260,9 +260,11 @@
 
   class StateError extends Error {}
   // detail: { which, row } for a row whose cells are all fine but whose sum is not 1, so it can be rebalanced.
-  const fail = (message, detail) => {
+  // field: the cost ("draft_step" or "verify_step") the message is about, so the editor can flag that input.
+  const fail = (message, detail, field) => {
     const err = new StateError(message);
     err.detail = detail || null;
+    err.field = field || null;
     throw err;
   };
   const quote = (s) => `\u201c${s}\u201d`;
@@ -303,11 +305,11 @@
   function checkStep(raw, key) {
     const f = parseFraction(raw);
     const name = key === "draft_step" ? "the draft step c" : "the verification step";
-    if (f === "zero") fail(`${name} divides by zero`);
-    if (f === null) fail(`${name} is not a number such as 1/10 or 0.1`);
-    if (tooFine(f)) fail(`${name}, ${tooFineText(raw)}`);
-    if (key === "draft_step" && f.n < 0n) fail(`${name} is negative`);
-    if (key === "verify_step" && f.n <= 0n) fail(`${name} must be greater than 0`);
+    if (f === "zero") fail(`${name} divides by zero`, null, key);
+    if (f === null) fail(`${name} is not a number such as 1/10 or 0.1`, null, key);
+    if (tooFine(f)) fail(`${name}, ${tooFineText(raw)}`, null, key);
+    if (key === "draft_step" && f.n < 0n) fail(`${name} is negative`, null, key);
+    if (key === "verify_step" && f.n <= 0n) fail(`${name} must be greater than 0`, null, key);
     return f;
   }
 
@@ -387,7 +389,7 @@
     try {
       return { state: checkState(raw, defaultTokens) };
     } catch (err) {
-      if (err instanceof StateError) return { error: err.message, fix: err.detail };
+      if (err instanceof StateError) return { error: err.message, fix: err.detail, field: err.field };
       throw err;
     }
   }

@@ -65,10 +65,17 @@
     }
 
     // The one sentence that says what is wrong (or nothing), and the results dimmed while the
-    // numbers they show are not the ones in the cells.
-    function showError(sentence, { stale = false, fix = null } = {}) {
+    // numbers they show are not the ones in the cells. About a cost, it stands under the cost fields
+    // and that field is marked invalid; about anything else, right after the cells.
+    function showError(sentence, { stale = false, fix = null, field = null } = {}) {
+      const costs = { draft_step: ui.draftStep, verify_step: ui.verifyStep };
+      for (const [key, input] of Object.entries(costs)) input.setAttribute("aria-invalid", String(key === field));
+      const cells = ui.panel.querySelector(".wi-scroll");
+      if (field) costs[field].closest(".wi-controls").after(ui.error);
+      else if (cells && !ui.panel.contains(ui.error)) cells.after(ui.error);
       ui.error.hidden = !sentence;
       ui.errorText.textContent = sentence || "";
+      if (field && sentence) ui.error.scrollIntoView({ block: "nearest" }); // just under the field, not the cells
       ui.results.classList.toggle("is-stale", stale);
       ui.calcCompare.classList.toggle("is-stale", stale);
       offer = fix;
@@ -320,7 +327,7 @@
       refreshPanel();
       if (result.error) {
         const sentence = `The results below are for the last valid numbers, because ${result.error}.`;
-        showError(sentence, { stale: true, fix: rebalanceOffer(result.fix) });
+        showError(sentence, { stale: true, fix: rebalanceOffer(result.fix), field: result.field });
         announce(sentence);
         return false;
       }

@@ -768,3 +768,33 @@ def test_a_link_made_for_the_toy_data_page_opens_the_same_state_on_the_editors_p
     assert readouts(page) == expected
     page.goto(f"{page.origin}/positions.html#figure-profile-aligned")
     assert page.url.endswith("/positions.html#figure-profile-aligned")
+
+
+IN_VIEW = """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+    return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }"""
+
+
+@pytest.mark.parametrize("field", ["#wi-draft-step", "#wi-verify-step"])
+def test_a_bad_cost_is_flagged_on_its_field_with_the_reason_in_view_on_a_phone(page, field):
+    """A phone reader who types a bad cost sees why at once: the field is marked invalid and the sentence stands
+    under the cost fields (it used to sit after the cells, 940 px below the field, off a 844 px screen)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        open_editor(page)
+        page.locator(field).scroll_into_view_if_needed()
+        page.fill(field, "-1")
+        wait_until(page, "() => !document.querySelector('[data-wi=\"error\"]').hidden")
+        assert page.get_attribute(field, "aria-invalid") == "true"
+        assert page.evaluate(IN_VIEW, '#what-if [data-wi="error"]'), "the reason is off screen"
+        other = "#wi-verify-step" if field == "#wi-draft-step" else "#wi-draft-step"
+        assert page.get_attribute(other, "aria-invalid") == "false"
+        page.fill(field, "1/10")  # negative control: a valid cost clears the mark and the sentence
+        wait_until(page, "() => document.querySelector('[data-wi=\"error\"]').hidden")
+        assert page.get_attribute(field, "aria-invalid") == "false"
+        # a bad cell puts the sentence back right after the cells
+        cell(page, "target", "the").fill("0.3333")
+        wait_until(page, "() => !document.querySelector('[data-wi=\"error\"]').hidden")
+        follows = "document.querySelector('#what-if .wi-scroll').nextElementSibling"
+        assert page.evaluate(f"() => {follows} === document.querySelector('[data-wi=\"error\"]')")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
