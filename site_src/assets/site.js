@@ -98,8 +98,19 @@
     return true;
   }
 
+  // A side menu taller than the screen scrolls by itself (style.css): it opens with this page's own entry in
+  // view. Only the menu scrolls, never the page.
+  function showOwnEntry() {
+    const here = document.querySelector('.nav-disclosure [aria-current="page"]');
+    const menu = here && here.closest(".nav-disclosure");
+    if (!menu || menu.scrollHeight <= menu.clientHeight) return;
+    const below = here.getBoundingClientRect().bottom - menu.getBoundingClientRect().bottom;
+    if (below > 0) menu.scrollTop += below + here.offsetHeight;
+  }
+
   function init() {
     if (forwardWhatIfLink()) return;
+    showOwnEntry();
     document.querySelectorAll("[data-tabs]").forEach(initTabs);
     fitWideMath();
     let pending = false;

@@ -122,3 +122,38 @@ def test_every_table_caption_is_a_line_above_its_table_at_390_px(tab, origin, si
         if found:
             squeezed[name] = found
     assert not squeezed, squeezed
+
+
+LAPTOP = {"width": 1280, "height": 720}
+
+
+def test_no_box_on_any_page_scrolls_sideways_at_1280_px(tab, origin, site_dir):
+    """A laptop has room for every table: the playground's per-K tables were cut off at 1280 px (801 px of table in
+    a 755 px box) while their rates by position stayed on one line."""
+    wide = {}
+    for name in pages(site_dir):
+        turn(tab, LAPTOP)
+        tab.goto(f"{origin}/{name}", wait_until="load")
+        found = tab.evaluate(SIDEWAYS)
+        if found:
+            wide[name] = found
+    assert wide == {}, wide
+
+
+def test_the_side_menu_fits_a_laptop_screen_or_scrolls_on_its_own(tab, origin, site_dir):
+    """At 1280 x 720 the menu of sections is taller than the screen; it scrolls by itself, so its last entries
+    can be reached while reading, not only at the end of the page."""
+    turn(tab, LAPTOP)
+    tab.goto(f"{origin}/positions-reference.html", wait_until="load")
+    menu = tab.evaluate("""() => { const n = document.querySelector('.nav-disclosure');
+        const r = n.getBoundingClientRect();
+        return {height: r.height, inner: innerHeight, scrolls: n.scrollHeight > n.clientHeight,
+                overflow: getComputedStyle(n).overflowY}; }""")
+    assert menu["height"] <= menu["inner"], menu
+    assert menu["scrolls"] and menu["overflow"] == "auto", menu  # negative control: there is more than fits
+    # it opens with the page's own entry in view, the last in the menu, which the top of the menu does not show
+    inside = tab.evaluate("""() => { const n = document.querySelector('.nav-disclosure');
+        const a = n.querySelector('[aria-current="page"]').getBoundingClientRect(), b = n.getBoundingClientRect();
+        return {entry: [a.top, a.bottom], menu: [b.top, b.bottom], scrolled: n.scrollTop}; }""")
+    assert inside["menu"][0] <= inside["entry"][0] and inside["entry"][1] <= inside["menu"][1], inside
+    assert inside["scrolled"] > 0, inside
