@@ -201,6 +201,12 @@ def frac(value: Any) -> str:
     return str(Fraction(value))  # "3/8", or "2" for a whole number
 
 
+def frac_wrap(value: Any) -> Markup:
+    """frac with a line break allowed after the slash alone (<wbr>): in a narrow cell a long fraction wraps as its
+    numerator over its denominator, never inside a number."""
+    return Markup("/<wbr>").join(frac(value).split("/"))
+
+
 def thousands(value: Any) -> str:
     return f"{int(value):,}"
 
@@ -215,6 +221,7 @@ FILTERS = MappingProxyType(
     {
         "fixed": fixed,
         "frac": frac,
+        "frac_wrap": frac_wrap,
         "pct": pct,
         "points": points,
         "times": times,
