@@ -37,6 +37,19 @@ def pages(site_dir):
     return sorted(p.name for p in site_dir.glob("*.html"))
 
 
+def wide_pages(tab, origin, site_dir, viewport) -> dict[str, tuple]:
+    """Each page with a box that scrolls sideways, or that is itself wider than the viewport: (its width, boxes)."""
+    wide = {}
+    for name in pages(site_dir):
+        turn(tab, viewport)
+        tab.goto(f"{origin}/{name}", wait_until="load")
+        found = tab.evaluate(SIDEWAYS)
+        page_width = tab.evaluate("document.documentElement.scrollWidth")
+        if found or page_width > viewport["width"]:
+            wide[name] = (page_width, found)
+    return wide
+
+
 def test_the_check_sees_a_box_that_scrolls_sideways(tab, tmp_path):
     """Negative control: a table wider than a phone inside a scroll box is reported."""
     (tmp_path / "wide.html").write_text(
@@ -53,15 +66,7 @@ def test_the_check_sees_a_box_that_scrolls_sideways(tab, tmp_path):
 
 
 def test_no_box_on_any_page_scrolls_sideways_at_390_px(tab, origin, site_dir):
-    wide = {}
-    for name in pages(site_dir):
-        turn(tab, PHONE)
-        tab.goto(f"{origin}/{name}", wait_until="load")
-        found = tab.evaluate(SIDEWAYS)
-        page_width = tab.evaluate("document.documentElement.scrollWidth")
-        if found or page_width > PHONE["width"]:
-            wide[name] = (page_width, found)
-    assert not wide, wide
+    assert wide_pages(tab, origin, site_dir, PHONE) == {}
 
 
 def test_every_tab_of_the_position_tables_fits_a_phone(tab, origin):
@@ -130,14 +135,7 @@ LAPTOP = {"width": 1280, "height": 720}
 def test_no_box_on_any_page_scrolls_sideways_at_1280_px(tab, origin, site_dir):
     """A laptop has room for every table: the playground's per-K tables were cut off at 1280 px (801 px of table in
     a 755 px box) while their rates by position stayed on one line."""
-    wide = {}
-    for name in pages(site_dir):
-        turn(tab, LAPTOP)
-        tab.goto(f"{origin}/{name}", wait_until="load")
-        found = tab.evaluate(SIDEWAYS)
-        if found:
-            wide[name] = found
-    assert wide == {}, wide
+    assert wide_pages(tab, origin, site_dir, LAPTOP) == {}
 
 
 def test_the_side_menu_fits_a_laptop_screen_or_scrolls_on_its_own(tab, origin, site_dir):
