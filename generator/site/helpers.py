@@ -40,7 +40,8 @@ def helper_starts(build) -> None:
 
 class Helpers:
     """submit(f, *args) runs f(*args) in a helper process, started on first use; on a machine of one core it runs
-    f at once, here. Leaving the `with` block waits for what was handed over, or, after an error, stops it."""
+    f at once, here. Leaving the `with` block waits for what was handed over; after an error it cancels what has not
+    started and waits for what has; after Ctrl-C it stops the helpers at once."""
 
     def __init__(self, workers: int = WORKERS) -> None:
         self.workers = min(workers, os.cpu_count() or 1)
@@ -66,8 +67,11 @@ class Helpers:
     def __exit__(self, error_type, *_) -> None:
         if self.pool is None:
             return
-        if error_type is not None:  # an error or Ctrl-C: the helpers leave as soon as the pipe closes
+        if error_type is not None and not issubclass(error_type, Exception):  # Ctrl-C: they leave as the pipe closes
             self.close_pipe()
+        # After an error the running tasks finish: a helper stopped while it sends its result would leave the pool
+        # reading the rest of that result forever (a build hung in shutdown, seen in CI when the other corpus's
+        # training was being sent back as the build failed on the first).
         self.pool.shutdown(wait=True, cancel_futures=True)  # none outlives this, nor starts after it
         self.close_pipe()
 
