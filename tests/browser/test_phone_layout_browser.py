@@ -37,36 +37,45 @@ def pages(site_dir):
     return sorted(p.name for p in site_dir.glob("*.html"))
 
 
-def wide_pages(tab, origin, site_dir, viewport) -> dict[str, tuple]:
-    """Each page with a box that scrolls sideways, or that is itself wider than the viewport: (its width, boxes)."""
-    wide = {}
+# SIDEWAYS, and the page itself when it is wider than the screen.
+WIDE = (
+    "() => { const boxes = (" + SIDEWAYS + ")(); const w = document.documentElement.scrollWidth;"
+    " return w > innerWidth ? [...boxes, `the page ${w} > ${innerWidth}`] : boxes; }"
+)
+
+
+def found_on_every_page(tab, origin, site_dir, viewport, script: str) -> dict[str, list]:
+    """What `script` finds on each built page at this viewport, for the pages where it finds anything."""
+    found = {}
     for name in pages(site_dir):
         turn(tab, viewport)
         tab.goto(f"{origin}/{name}", wait_until="load")
-        found = tab.evaluate(SIDEWAYS)
-        page_width = tab.evaluate("document.documentElement.scrollWidth")
-        if found or page_width > viewport["width"]:
-            wide[name] = (page_width, found)
-    return wide
+        found[name] = tab.evaluate(script)
+    return {name: items for name, items in found.items() if items}
+
+
+def found_on_a_control(tab, tmp_path, html: str, script: str) -> list:
+    """What `script` finds on a page written for a negative control, at a phone's width."""
+    (tmp_path / "control.html").write_text(html, encoding="utf-8")
+    turn(tab, PHONE)
+    with serve(tmp_path) as url:
+        tab.goto(f"{url}/control.html")
+        return tab.evaluate(script)
 
 
 def test_the_check_sees_a_box_that_scrolls_sideways(tab, tmp_path):
     """Negative control: a table wider than a phone inside a scroll box is reported."""
-    (tmp_path / "wide.html").write_text(
+    html = (
         '<!doctype html><meta name="viewport" content="width=device-width"><main>'
         '<div style="overflow-x:auto" aria-label="wide"><table><tr>'
         + "<td>averylongcellthatcannotwrap</td>" * 6
-        + "</tr></table></div></main>",
-        encoding="utf-8",
+        + "</tr></table></div></main>"
     )
-    turn(tab, PHONE)
-    with serve(tmp_path) as url:
-        tab.goto(f"{url}/wide.html")
-        assert tab.evaluate(SIDEWAYS)
+    assert found_on_a_control(tab, tmp_path, html, SIDEWAYS)
 
 
 def test_no_box_on_any_page_scrolls_sideways_at_390_px(tab, origin, site_dir):
-    assert wide_pages(tab, origin, site_dir, PHONE) == {}
+    assert found_on_every_page(tab, origin, site_dir, PHONE, WIDE) == {}
 
 
 def test_every_tab_of_the_position_tables_fits_a_phone(tab, origin):
@@ -106,27 +115,16 @@ SQUEEZED_CAPTIONS = """() => [...document.querySelectorAll('main table > caption
 
 def test_the_caption_check_sees_a_caption_put_in_a_cell(tab, tmp_path):
     """Negative control: a block caption in a table laid out as one sits in the first column."""
-    (tmp_path / "caption.html").write_text(
+    html = (
         '<!doctype html><meta name="viewport" content="width=device-width"><main><table>'
         '<caption style="display:block">A caption that a browser puts in a cell</caption>'
-        "<tr><th>Corpus</th><td>Target</td><td>4 characters</td></tr></table></main>",
-        encoding="utf-8",
+        "<tr><th>Corpus</th><td>Target</td><td>4 characters</td></tr></table></main>"
     )
-    turn(tab, PHONE)
-    with serve(tmp_path) as url:
-        tab.goto(f"{url}/caption.html")
-        assert tab.evaluate(SQUEEZED_CAPTIONS)
+    assert found_on_a_control(tab, tmp_path, html, SQUEEZED_CAPTIONS)
 
 
 def test_every_table_caption_is_a_line_above_its_table_at_390_px(tab, origin, site_dir):
-    squeezed = {}
-    for name in pages(site_dir):
-        turn(tab, PHONE)
-        tab.goto(f"{origin}/{name}", wait_until="load")
-        found = tab.evaluate(SQUEEZED_CAPTIONS)
-        if found:
-            squeezed[name] = found
-    assert not squeezed, squeezed
+    assert found_on_every_page(tab, origin, site_dir, PHONE, SQUEEZED_CAPTIONS) == {}
 
 
 LAPTOP = {"width": 1280, "height": 720}
@@ -135,7 +133,7 @@ LAPTOP = {"width": 1280, "height": 720}
 def test_no_box_on_any_page_scrolls_sideways_at_1280_px(tab, origin, site_dir):
     """A laptop has room for every table: the playground's per-K tables were cut off at 1280 px (801 px of table in
     a 755 px box) while their rates by position stayed on one line."""
-    assert wide_pages(tab, origin, site_dir, LAPTOP) == {}
+    assert found_on_every_page(tab, origin, site_dir, LAPTOP, WIDE) == {}
 
 
 def test_the_side_menu_fits_a_laptop_screen_or_scrolls_on_its_own(tab, origin, site_dir):
